@@ -1,0 +1,196 @@
+package fileread
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"sync/atomic"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+)
+
+// Compression names a compressed input format, detected by magic bytes.
+type Compression string
+
+// Detected compressions.
+const (
+	None Compression = ""
+	Gzip Compression = "gzip"
+	Zstd Compression = "zstd"
+)
+
+var (
+	gzipMagic = []byte{0x1f, 0x8b}
+	zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
+)
+
+// DetectCompression returns the compression whose magic bytes start head.
+func DetectCompression(head []byte) Compression {
+	switch {
+	case bytes.HasPrefix(head, zstdMagic):
+		return Zstd
+	case bytes.HasPrefix(head, gzipMagic):
+		return Gzip
+	}
+	return None
+}
+
+// input is one opened input. Regular files are shared by the jobs that read
+// them and closed when the last one releases its reference.
+type input struct {
+	name        string
+	f           *os.File  // nil for stdin given as Config.Stdin
+	r           io.Reader // sequential reader (positioned at 0) for non-regular inputs
+	regular     bool
+	size        int64 // size at open, for regular files
+	compression Compression
+	refs        atomic.Int32
+}
+
+// openInput opens name ("-" is stdin) and detects its kind and compression.
+func openInput(name string, cfg Config) (*input, error) {
+	in := &input{name: name}
+	in.refs.Store(1)
+	if name == "-" {
+		var r io.Reader = os.Stdin
+		if cfg.Stdin != nil {
+			r = cfg.Stdin
+		}
+		return in, in.peekStream(r)
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("cannot open input: %w", err)
+	}
+	in.f = f
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cannot stat %q: %w", name, err)
+	}
+	if fi.IsDir() {
+		f.Close()
+		return nil, fmt.Errorf("%s: is a directory", name)
+	}
+	if !fi.Mode().IsRegular() {
+		return in, in.peekStream(f)
+	}
+	in.regular = true
+	in.size = fi.Size()
+	var head [4]byte
+	n, err := f.ReadAt(head[:], 0)
+	if err != nil && err != io.EOF {
+		in.release()
+		return nil, fmt.Errorf("cannot read %q: %w", name, err)
+	}
+	in.compression = DetectCompression(head[:n])
+	return in, nil
+}
+
+// peekStream sets up a sequential reader over r and detects compression from
+// its first bytes without consuming them.
+func (in *input) peekStream(r io.Reader) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	head, err := br.Peek(4)
+	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
+		in.release()
+		return fmt.Errorf("cannot read %q: %w", in.name, err)
+	}
+	in.compression = DetectCompression(head)
+	in.r = br
+	return nil
+}
+
+// acquire takes a reference for a job that reads the file after the
+// producer has moved on.
+func (in *input) acquire() { in.refs.Add(1) }
+
+// release drops a reference and closes the file with the last one.
+func (in *input) release() {
+	if in.refs.Add(-1) == 0 && in.f != nil {
+		in.f.Close()
+	}
+}
+
+// auto returns the strategy Auto picks for this input.
+func (in *input) auto() Strategy {
+	switch {
+	case !in.regular || in.compression != None:
+		return Stream
+	case in.size < autoSmallFile || !mmapSupported:
+		return Pread
+	}
+	return AutoRegular
+}
+
+// reader returns a sequential reader of the input's (decompressed) bytes,
+// limited to the size at open for regular files, and a close function.
+func (in *input) reader(s Strategy) (io.Reader, func(), error) {
+	var r io.Reader
+	switch {
+	case in.regular:
+		r = io.NewSectionReader(in.f, 0, in.size)
+	default:
+		r = in.r
+	}
+	if s == Bufio {
+		r = bufio.NewReaderSize(r, DefaultBufioBuffer)
+	}
+	switch in.compression {
+	case Gzip:
+		zr, err := gzip.NewReader(r)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: cannot read gzip header: %w", in.name, err)
+		}
+		return zr, func() { zr.Close() }, nil
+	case Zstd:
+		zr, err := zstd.NewReader(r, zstd.WithDecoderLowmem(false))
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: cannot start zstd decoder: %w", in.name, err)
+		}
+		return zr, zr.Close, nil
+	}
+	return r, func() {}, nil
+}
+
+// produce reads input idx and hands its chunks to the workers, returning the
+// strategy it used.
+func (s *scanner) produce(idx int, name string) (Strategy, error) {
+	in, err := openInput(name, s.cfg)
+	if err != nil {
+		return "", err
+	}
+	defer in.release()
+	st := s.cfg.Strategy
+	if st == Auto {
+		st = in.auto()
+	}
+	switch st {
+	case Mmap, Pread:
+		if !in.regular {
+			return st, fmt.Errorf("%s: %s needs a regular file (use stream or auto for pipes and stdin): %w", name, st, ErrUnsupported)
+		}
+		if in.compression != None {
+			return st, fmt.Errorf("%s: %s cannot read %s-compressed input (use stream or auto): %w", name, st, in.compression, ErrUnsupported)
+		}
+	case Bufio:
+		if in.compression != None {
+			return st, fmt.Errorf("%s: bufio cannot read %s-compressed input (use stream or auto): %w", name, in.compression, ErrUnsupported)
+		}
+	}
+	switch st {
+	case Mmap:
+		return st, s.produceMmap(idx, in)
+	case Pread:
+		return st, s.producePread(idx, in)
+	}
+	r, closeR, err := in.reader(st)
+	if err != nil {
+		return st, err
+	}
+	defer closeR()
+	return st, s.produceSeq(idx, in, st, r)
+}

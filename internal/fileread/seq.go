@@ -1,0 +1,183 @@
+package fileread
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"sync"
+)
+
+// chunkBuf is a pooled chunk buffer. Use getChunkBuf and putChunkBuf.
+type chunkBuf struct{ b []byte }
+
+var chunkBufPool sync.Pool
+
+// getChunkBuf returns a buffer with len(b) == size at least.
+func getChunkBuf(size int) *chunkBuf {
+	cb, _ := chunkBufPool.Get().(*chunkBuf)
+	if cb == nil {
+		cb = &chunkBuf{}
+	}
+	cb.b = growBuf(cb.b[:0], size)
+	return cb
+}
+
+// putChunkBuf returns cb to the pool; cb must not be used afterwards.
+func putChunkBuf(cb *chunkBuf) {
+	cb.b = cb.b[:0]
+	chunkBufPool.Put(cb)
+}
+
+// seqJob hands out a chunk that the producer has already read.
+type seqJob struct {
+	buf    *chunkBuf
+	data   []byte
+	c      Chunk
+	tokens chan struct{} // read-ahead slots of the input; one is returned on release
+}
+
+func (j *seqJob) load(_ *worker, c *Chunk) error {
+	*c = j.c
+	c.Data = j.data
+	return nil
+}
+
+func (j *seqJob) release() {
+	putChunkBuf(j.buf)
+	j.tokens <- struct{}{}
+}
+
+// produceSeq reads r from start to end on the producer goroutine, filling
+// chunk buffers and carrying each chunk's partial last line into the next.
+//
+// The number of chunks in flight bounds memory: Bufio allows one per worker,
+// so with one worker it reads, then waits while the chunk is processed, like
+// a plain read loop; Stream allows two more, so it reads ahead of the workers.
+func (s *scanner) produceSeq(idx int, in *input, st Strategy, r io.Reader) error {
+	chunkSize := s.cfg.chunkSize(st)
+	if in.regular && in.compression == None {
+		chunkSize = int(min(int64(chunkSize), max(in.size, 1)))
+	}
+	maxLine := s.cfg.maxLine()
+	slots := s.cfg.workers()
+	if st == Stream {
+		slots += 2
+	}
+	tokens := make(chan struct{}, slots)
+	for range slots {
+		tokens <- struct{}{}
+	}
+
+	var carry []byte // the partial line at the end of the previous chunk
+	var off, seq int64
+	for {
+		select {
+		case <-tokens:
+		case <-s.ctx.Done():
+			return nil
+		}
+		cb := getChunkBuf(max(chunkSize, 2*len(carry)))
+		buf := cb.b
+		n := copy(buf, carry)
+		firstNL := -1 // index of the first '\n' in buf[:n]
+		for {
+			m, err := fill(r, buf[n:])
+			if firstNL < 0 {
+				if i := bytes.IndexByte(buf[n:n+m], '\n'); i >= 0 {
+					firstNL = n + i
+				}
+			}
+			n += m
+			if err == io.EOF {
+				// The input's end: hand out everything, then stop.
+				if err := checkSeqLines(in, buf[:n], firstNL, off, maxLine, true); err != nil {
+					putChunkBuf(cb)
+					return err
+				}
+				if in.regular && in.compression == None && off+int64(n) < in.size {
+					putChunkBuf(cb)
+					return fmt.Errorf("%s: file shrank to %d bytes while being read (it had %d): %w", in.name, off+int64(n), in.size, ErrInputChanged)
+				}
+				if n == 0 {
+					putChunkBuf(cb)
+					tokens <- struct{}{}
+					return nil
+				}
+				s.send(&seqJob{buf: cb, data: buf[:n], tokens: tokens, c: Chunk{Input: idx, Name: in.name, Seq: seq, Offset: off, Strategy: st}})
+				return nil
+			}
+			if err != nil {
+				putChunkBuf(cb)
+				return seqReadError(in, off+int64(n), err)
+			}
+			if firstNL >= 0 {
+				break
+			}
+			// Slow path: no line ends in a full buffer; grow it.
+			if n > maxLine {
+				putChunkBuf(cb)
+				return &LineTooLongError{Name: in.name, Offset: off, Max: maxLine}
+			}
+			cb.b = growBuf(buf, 2*len(buf))
+			buf = cb.b
+		}
+		last := bytes.LastIndexByte(buf[:n], '\n')
+		if err := checkSeqLines(in, buf[:last+1], firstNL, off, maxLine, false); err != nil {
+			putChunkBuf(cb)
+			return err
+		}
+		carry = append(carry[:0], buf[last+1:n]...)
+		if !s.send(&seqJob{buf: cb, data: buf[:last+1], tokens: tokens, c: Chunk{Input: idx, Name: in.name, Seq: seq, Offset: off, Strategy: st}}) {
+			return nil
+		}
+		off += int64(last + 1)
+		seq++
+	}
+}
+
+// checkSeqLines checks the lines of a chunk that could exceed maxLine: the
+// first (it may continue a line carried over from earlier chunks) and, at the
+// input's end, the last. Lines in between are shorter than the buffer grown
+// to find the first line's end, which never exceeds maxLine.
+func checkSeqLines(in *input, data []byte, firstNL int, off int64, maxLine int, atEOF bool) error {
+	if firstNL < 0 {
+		firstNL = len(data)
+	}
+	if firstNL > maxLine {
+		return &LineTooLongError{Name: in.name, Offset: off, Max: maxLine}
+	}
+	if atEOF {
+		start := bytes.LastIndexByte(data, '\n') + 1
+		if len(data)-start > maxLine {
+			return &LineTooLongError{Name: in.name, Offset: off + int64(start), Max: maxLine}
+		}
+	}
+	return nil
+}
+
+func seqReadError(in *input, off int64, err error) error {
+	if in.compression != None {
+		return fmt.Errorf("%s: cannot read %s input near decompressed offset %d (truncated or corrupt?): %w", in.name, in.compression, off, err)
+	}
+	return fmt.Errorf("cannot read %q at offset %d: %w", in.name, off, err)
+}
+
+// fill reads into p until it is full or r fails. Unlike io.ReadFull it
+// returns io.EOF only for a clean end of r, so that a truncated compressed
+// stream's io.ErrUnexpectedEOF stays an error.
+func fill(r io.Reader, p []byte) (int, error) {
+	n, empty := 0, 0
+	for n < len(p) {
+		m, err := r.Read(p[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+		if m == 0 {
+			if empty++; empty == 100 {
+				return n, io.ErrNoProgress
+			}
+		}
+	}
+	return n, nil
+}
