@@ -4,7 +4,17 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+
+	"github.com/spate-io/spate/internal/bytesutil"
 )
+
+// preadReadAhead is the first step of reading past a chunk's end to finish
+// its last line; later steps double.
+const preadReadAhead = 64 << 10
+
+// preadAlign is the alignment pread keeps between file offsets and buffer
+// addresses (a page).
+const preadAlign = 4096
 
 // producePread emits one job per fixed-size chunk of the file. The workers
 // read the chunks themselves, in parallel, each into its own buffer.
@@ -45,8 +55,17 @@ func (j *preadJob) load(w *worker, c *Chunk) error {
 		lo--
 	}
 	n := int(j.end - lo)
-	w.buf = growBuf(w.buf, n)
-	data := w.buf[:n]
+	if w.buf == nil {
+		// Room for the chunk, the byte before it and a first read-ahead.
+		w.buf = getChunkBuf(preadAlign + n + preadReadAhead)
+	}
+	// Place data at the same offset within a page as lo has in the file:
+	// the kernel's copy runs several times faster when source and
+	// destination are mutually aligned (measured: BenchmarkScan/pread).
+	w.buf.b = growBuf(w.buf.b[:0], preadAlign+n)
+	pad := bytesutil.AlignPad(w.buf.b, lo, preadAlign)
+	w.buf.b = w.buf.b[:pad+n]
+	data := w.buf.b[pad:]
 	if err := j.readAt(data, lo); err != nil {
 		return err
 	}
@@ -62,7 +81,7 @@ func (j *preadJob) load(w *worker, c *Chunk) error {
 	// Slow path: finish the last line past the chunk's end.
 	if j.end < in.size && data[len(data)-1] != '\n' {
 		lineStart := begin + bytes.LastIndexByte(data[begin:], '\n') + 1
-		step := 64 << 10
+		step := preadReadAhead
 		for {
 			pos := lo + int64(len(data))
 			if pos == in.size {
@@ -70,8 +89,8 @@ func (j *preadJob) load(w *worker, c *Chunk) error {
 			}
 			more := int(min(int64(step), in.size-pos))
 			old := len(data)
-			w.buf = growBuf(w.buf, old+more)
-			data = w.buf[:old+more]
+			w.buf.b = growBuf(w.buf.b[:pad+old], pad+old+more)
+			data = w.buf.b[pad:]
 			if err := j.readAt(data[old:], pos); err != nil {
 				return err
 			}

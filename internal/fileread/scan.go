@@ -24,7 +24,7 @@ type job interface {
 // workers on the hot path.
 type worker struct {
 	id        int
-	buf       []byte // pread's reusable read buffer
+	buf       *chunkBuf // pread's read buffer, reused for every chunk
 	latencies []time.Duration
 	bytes     int64
 	chunks    int64
@@ -125,6 +125,9 @@ func Scan(ctx context.Context, inputs []string, cfg Config, fn func(worker int, 
 
 	st := Stats{Strategies: strategies}
 	for _, w := range workers {
+		if w.buf != nil {
+			putChunkBuf(w.buf)
+		}
 		st.Bytes += w.bytes
 		st.Chunks += w.chunks
 		st.Latencies = append(st.Latencies, w.latencies...)
