@@ -175,7 +175,7 @@ func BenchmarkReadAt(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer f.Close()
-	m, err := MapFile(p)
+	m, err := MapFile(p, false)
 	if err != nil {
 		b.Fatal(err)
 	}

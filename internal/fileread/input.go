@@ -3,6 +3,7 @@ package fileread
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -37,6 +38,9 @@ func DetectCompression(head []byte) Compression {
 	}
 	return None
 }
+
+// pageSize is the system's memory page size.
+var pageSize = int64(os.Getpagesize())
 
 // input is one opened input. Regular files are shared by the jobs that read
 // them and closed when the last one releases its reference.
@@ -183,7 +187,14 @@ func (s *scanner) produce(idx int, name string) (Strategy, error) {
 	}
 	switch st {
 	case Mmap:
-		return st, s.produceMmap(idx, in)
+		err := s.produceMmap(idx, in)
+		var mf *mmapFailedError
+		if s.cfg.Strategy == Auto && errors.As(err, &mf) && mf.first {
+			// Nothing was handed out yet: read the file with pread instead
+			// (a file system that cannot mmap, or no address space left).
+			return Pread, s.producePread(idx, in)
+		}
+		return st, err
 	case Pread:
 		return st, s.producePread(idx, in)
 	}
@@ -194,3 +205,18 @@ func (s *scanner) produce(idx int, name string) (Strategy, error) {
 	defer closeR()
 	return st, s.produceSeq(idx, in, st, r)
 }
+
+// mmapFailedError reports a failed mmap call; first says that it was the
+// input's first window, so that nothing had been handed out yet.
+type mmapFailedError struct {
+	name  string
+	off   int64
+	first bool
+	err   error
+}
+
+func (e *mmapFailedError) Error() string {
+	return fmt.Sprintf("cannot mmap %q at offset %d: %v", e.name, e.off, e.err)
+}
+
+func (e *mmapFailedError) Unwrap() error { return e.err }

@@ -14,7 +14,7 @@ func (s *scanner) produceMmap(_ int, in *input) error {
 type Mapping struct{ Bytes []byte }
 
 // MapFile is not supported on this platform.
-func MapFile(path string) (*Mapping, error) {
+func MapFile(path string, _ bool) (*Mapping, error) {
 	return nil, fmt.Errorf("cannot mmap %q: not supported on this platform: %w", path, ErrUnsupported)
 }
 

@@ -13,8 +13,6 @@ import (
 
 const mmapSupported = true
 
-var pageSize = int64(os.Getpagesize())
-
 // window is one read-only mapping of part of a file. It is unmapped when the
 // last reference (the producer's, then one per chunk) is released.
 //
@@ -37,6 +35,9 @@ func (w *window) release() {
 		w.slots <- struct{}{}
 	}
 }
+
+// mapWindow maps a window; a variable so tests can make mmap fail.
+var mapWindow = mapRange
 
 // mapRange maps length bytes of f from off (a multiple of the page size)
 // read-only and advises the kernel to read it sequentially.
@@ -83,9 +84,9 @@ func (s *scanner) produceMmap(idx int, in *input) error {
 		for {
 			length = min(length, in.size-mapOff)
 			var err error
-			if data, err = mapRange(in.f, mapOff, length); err != nil {
+			if data, err = mapWindow(in.f, mapOff, length); err != nil {
 				slots <- struct{}{}
-				return fmt.Errorf("cannot mmap %q at offset %d: %w", in.name, mapOff, err)
+				return &mmapFailedError{name: in.name, off: mapOff, first: seq == 0, err: err}
 			}
 			lines := data[off-mapOff:]
 			if mapOff+length == in.size {
@@ -174,10 +175,13 @@ type Mapping struct {
 	Bytes []byte
 }
 
-// MapFile maps the whole of path read-only. An empty file gives an empty
-// Mapping. A fault on the mapping (the file truncated) raises SIGBUS unless
-// the reading goroutine runs with debug.SetPanicOnFault.
-func MapFile(path string) (*Mapping, error) {
+// MapFile maps the whole of path read-only. With populate, the kernel fills
+// the page tables for the whole file up front (MAP_POPULATE), reading it
+// from disk if needed, so that later accesses take no page faults. An empty
+// file gives an empty Mapping. A fault on the mapping (the file truncated)
+// raises SIGBUS unless the reading goroutine runs with
+// debug.SetPanicOnFault.
+func MapFile(path string, populate bool) (*Mapping, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("cannot open input: %w", err)
@@ -190,7 +194,11 @@ func MapFile(path string) (*Mapping, error) {
 	if fi.Size() == 0 {
 		return &Mapping{}, nil
 	}
-	data, err := mapRange(f, 0, fi.Size())
+	flags := unix.MAP_SHARED
+	if populate {
+		flags |= unix.MAP_POPULATE
+	}
+	data, err := unix.Mmap(int(f.Fd()), 0, int(fi.Size()), unix.PROT_READ, flags)
 	if err != nil {
 		return nil, fmt.Errorf("cannot mmap %q: %w", path, err)
 	}

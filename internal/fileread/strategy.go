@@ -79,10 +79,10 @@ func ParseStrategy(name string) (Strategy, error) {
 // Defaults. Chunk sizes come from `spate bench io --chunk-size` sweeps on the
 // reference machine (README, "Chunk size").
 const (
-	DefaultPreadChunk  = 4 << 20  // bytes per pread chunk
+	DefaultPreadChunk  = 1 << 20  // bytes per pread chunk: fits L2, so the copy is re-read from cache
 	DefaultBufioChunk  = 8 << 20  // bytes per bufio chunk (the write-ups' value)
 	DefaultBufioBuffer = 4 << 20  // bufio.Reader buffer (the write-ups' value)
-	DefaultStreamChunk = 4 << 20  // bytes per stream chunk
+	DefaultStreamChunk = 1 << 20  // bytes per stream chunk
 	DefaultMmapChunk   = 4 << 20  // bytes per chunk handed out from a window
 	DefaultMmapWindow  = 64 << 20 // bytes mapped at a time
 	DefaultMaxLineSize = 64 << 20 // longest line accepted, excluding '\n'
