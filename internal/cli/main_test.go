@@ -1,0 +1,19 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"testing"
+)
+
+// mainEnv makes the test binary behave as the spate binary, so that
+// commands that re-execute themselves (bench io runs every round in a child
+// process via os.Executable) work under `go test`.
+const mainEnv = "SPATE_CLI_TEST_AS_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(mainEnv) == "1" {
+		os.Exit(Run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
