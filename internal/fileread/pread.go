@@ -16,12 +16,25 @@ const preadReadAhead = 64 << 10
 // addresses (a page).
 const preadAlign = 4096
 
+// Read-ahead of pread: the producer keeps the kernel reading up to
+// preadAheadBytes in front of the chunks it hands out, in preadAheadStep
+// regions (see readAhead).
+const (
+	preadAheadBytes = 64 << 20
+	preadAheadStep  = 16 << 20
+)
+
 // producePread emits one job per fixed-size chunk of the file. The workers
-// read the chunks themselves, in parallel, each into its own buffer.
+// read the chunks themselves, in parallel, each into its own buffer, while
+// the producer keeps read-ahead going in front of them.
 func (s *scanner) producePread(idx int, in *input) error {
 	chunk := int64(s.cfg.chunkSize(Pread))
 	maxLine := s.cfg.maxLine()
+	var ahead int64 // read-ahead was requested up to here
 	for k, start := int64(0), int64(0); start < in.size; k, start = k+1, start+chunk {
+		for ; ahead < min(start+preadAheadBytes, in.size); ahead += preadAheadStep {
+			readAhead(in.f, ahead, min(preadAheadStep, in.size-ahead))
+		}
 		in.acquire()
 		j := &preadJob{in: in, idx: idx, seq: k, start: start, end: min(start+chunk, in.size), maxLine: maxLine}
 		if !s.send(j) {
