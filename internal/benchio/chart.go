@@ -189,7 +189,7 @@ func drawChartHeader(c draw.Canvas, rep *Report, colors map[string]color.RGBA) {
 	for _, f := range rep.Files {
 		size += f.Size
 	}
-	title := "spate bench io — " + chartBytes(size)
+	title := "spate bench io — " + humanBytes(size)
 	if len(rep.Files) > 1 {
 		title += " in " + strconv.Itoa(len(rep.Files)) + " files"
 	}
@@ -264,21 +264,6 @@ func chartColors(rows []Row) map[string]color.RGBA {
 func chartLighten(clr color.RGBA, f float64) color.RGBA {
 	mix := func(v uint8) uint8 { return uint8(math.Round(float64(v) + (255-float64(v))*f)) }
 	return color.RGBA{R: mix(clr.R), G: mix(clr.G), B: mix(clr.B), A: clr.A}
-}
-
-// chartBytes formats n bytes in binary units: "512 B", "2.0 GiB".
-func chartBytes(n int64) string {
-	const units = "KMGTPE"
-	if n < 1024 {
-		return strconv.FormatInt(n, 10) + " B"
-	}
-	v := float64(n) / 1024
-	i := 0
-	for v >= 1024 && i < len(units)-1 {
-		v /= 1024
-		i++
-	}
-	return strconv.FormatFloat(v, 'f', 1, 64) + " " + units[i:i+1] + "iB"
 }
 
 // chartSVG gives the SVG's text fallback fonts. vgsvg names only "Liberation

@@ -146,11 +146,11 @@ func TestWriteChart_MissingDir(t *testing.T) {
 	}
 }
 
-func TestChartBytes(t *testing.T) {
+func TestHumanBytes(t *testing.T) {
 	f := func(n int64, want string) {
 		t.Helper()
-		if got := chartBytes(n); got != want {
-			t.Fatalf("chartBytes(%d) = %q; want %q", n, got, want)
+		if got := humanBytes(n); got != want {
+			t.Fatalf("humanBytes(%d) = %q; want %q", n, got, want)
 		}
 	}
 	f(0, "0 B")

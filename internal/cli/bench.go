@@ -104,7 +104,7 @@ round, so you can see how much was really evicted).`,
 	f.StringVar(&o.tmpDir, "tmpdir", "", "directory for the generated sample (default: the system temp dir); it is removed afterwards")
 	f.BoolVar(&o.asJSON, "json", false, "print the report as JSON")
 	f.BoolVar(&o.markdown, "markdown", false, "print the report as Markdown tables")
-	f.BoolVar(&o.gobench, "gobench", false, "print one `go test -bench` line per round, for benchstat")
+	f.BoolVar(&o.gobench, "gobench", false, "print one go-test-style benchmark line per round, for benchstat")
 	f.StringVar(&o.chart, "chart", "", "also write a chart of throughput and peak RSS to this file (.svg, .png or .pdf)")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress lines on stderr")
 	cmd.MarkFlagsMutuallyExclusive("json", "markdown", "gobench")

@@ -55,7 +55,11 @@ func parseSize(v string) (int64, error) {
 
 // formatSize prints n with the largest binary unit that keeps it whole, or
 // with one decimal for odd sizes: 1GiB, 1.5GiB, 4096 -> 4KiB, 1000 -> 1000B.
+// Zero prints as "0", which flag help treats as "no default shown".
 func formatSize(n int64) string {
+	if n == 0 {
+		return "0"
+	}
 	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
 	f, i := float64(n), 0
 	for f >= 1024 && i < len(units)-1 {

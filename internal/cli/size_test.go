@@ -38,7 +38,7 @@ func TestFormatSize(t *testing.T) {
 			t.Fatalf("formatSize(%d) = %q, want %q", in, got, want)
 		}
 	}
-	f(0, "0B")
+	f(0, "0")
 	f(1000, "1000B")
 	f(4096, "4KiB")
 	f(1<<30, "1GiB")
