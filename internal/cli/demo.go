@@ -82,7 +82,7 @@ func runDemo(cmd *cobra.Command, o *demoOpts) error {
 	}
 
 	fmt.Fprintf(out, `
-== Try next ==
+== Try next ==  (go install ./cmd/spate puts spate on your PATH; or use go run ./cmd/spate)
   spate bench io --cache warm,cold %[1]s   # add cold-cache runs (5 rounds)
   spate bench io --size 2GiB --chart io.svg        # bigger sample, with a chart
   spate gen --size 1GiB --format csv -o logs.csv   # CSV or logfmt test data
