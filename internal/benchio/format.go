@@ -162,11 +162,11 @@ func Findings(rep *Report) []string {
 	for _, f := range rep.Files {
 		size += f.Size
 	}
+	maxW := 1
+	for _, r := range rep.Rows {
+		maxW = max(maxW, r.Workers)
+	}
 	for _, cache := range caches(rep) {
-		maxW := 1
-		for _, r := range rep.Rows {
-			maxW = max(maxW, r.Workers)
-		}
 		var best Row
 		for _, r := range rep.Rows {
 			if r.Cache == cache && r.Workers == maxW && r.Strategy != Ceiling && r.Strategy != CeilingPrefaulted && r.GBps.Median > best.GBps.Median {
