@@ -88,14 +88,20 @@ func TestRunEveryRowCountsEveryLine(t *testing.T) {
 		if r.Lines != wantLines || r.Bytes != wantBytes {
 			t.Fatalf("%s: %d lines / %d bytes, want %d / %d", r.Label(), r.Lines, r.Bytes, wantLines, wantBytes)
 		}
+		if r.GCPercent != 100 {
+			t.Fatalf("%s: GC percent %d, want Go's default 100", r.Label(), r.GCPercent)
+		}
+		// --chunk-size reaches the children: 64 KiB chunks of a 3 MiB file.
+		if !isCeilingRow(r) && r.Chunks < wantBytes/(64<<10) {
+			t.Fatalf("%s: %d chunks, want at least %d for 64 KiB chunks", r.Label(), r.Chunks, wantBytes/(64<<10))
+		}
 		if r.Rounds != 2 || len(r.GBpsRounds) != 2 || r.GBps.Median <= 0 || r.GBps.Min > r.GBps.Median || r.GBps.Max < r.GBps.Median {
 			t.Fatalf("%s: bad throughput %+v over %d rounds", r.Label(), r.GBps, r.Rounds)
 		}
 		if r.PeakRSSMB <= 0 || r.UserSec+r.SysSec <= 0 {
 			t.Fatalf("%s: no rusage (rss %.1f MB, cpu %.3f s)", r.Label(), r.PeakRSSMB, r.UserSec+r.SysSec)
 		}
-		isCeiling := r.Strategy == Ceiling || r.Strategy == CeilingPrefaulted
-		if !isCeiling && (r.ChunkMS.P50 <= 0 || r.ChunkMS.P95 < r.ChunkMS.P50 || r.ChunkMS.P99 < r.ChunkMS.P95) {
+		if !isCeilingRow(r) && (r.ChunkMS.P50 <= 0 || r.ChunkMS.P95 < r.ChunkMS.P50 || r.ChunkMS.P99 < r.ChunkMS.P95) {
 			t.Fatalf("%s: bad chunk latencies %+v", r.Label(), r.ChunkMS)
 		}
 		if r.Cache == "warm" && r.ResidentBefore < 0.99 {
@@ -110,6 +116,24 @@ func TestRunEveryRowCountsEveryLine(t *testing.T) {
 	}
 	if n := strings.Count(progress.String(), "GB/s\n"); n != len(rep.Rows)*2 {
 		t.Fatalf("%d progress lines, want %d", n, len(rep.Rows)*2)
+	}
+}
+
+func isCeilingRow(r Row) bool { return r.Strategy == Ceiling || r.Strategy == CeilingPrefaulted }
+
+func TestRunPassesGOGC(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "a.log")
+	os.WriteFile(p, bytes.Repeat([]byte("x\n"), 1000), 0o644)
+	cfg := testConfig(p)
+	cfg.Repeat, cfg.Caches, cfg.Strategies, cfg.GOGC = 1, []string{"warm"}, []string{"pread"}, "off"
+	rep, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rep.Rows {
+		if r.GCPercent != -1 {
+			t.Fatalf("%s: GC percent %d with GOGC=off, want -1", r.Label(), r.GCPercent)
+		}
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,6 +38,7 @@ type ChildResult struct {
 	WallNS    int64   `json:"wall_ns"`
 	LatNS     []int64 `json:"lat_ns,omitempty"`
 	ReadBytes int64   `json:"read_bytes"` // /proc/self/io read_bytes: bytes this process caused to be read from storage
+	GCPercent int     `json:"gc_percent"` // the GC percent in effect (-1: GOGC=off), as the child saw it
 }
 
 // RunChild performs the run spec describes in this process and writes a
@@ -59,6 +61,8 @@ func RunChild(ctx context.Context, spec ChildSpec, w io.Writer) error {
 		return err
 	}
 	res.ReadBytes = procReadBytes()
+	res.GCPercent = debug.SetGCPercent(-1) // read it; the process exits next
+	debug.SetGCPercent(res.GCPercent)
 	return json.NewEncoder(w).Encode(res)
 }
 

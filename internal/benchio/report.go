@@ -68,6 +68,7 @@ type Row struct {
 	Bytes      int64     `json:"bytes"`       // bytes scanned per round
 	Chunks     int64     `json:"chunks"`      // chunks per round
 	ChunkMS    Pctl      `json:"chunk_ms"`    // chunk latency over all rounds, milliseconds
+	GCPercent  int       `json:"gc_percent"`  // GC percent the rounds ran with (-1: GOGC=off)
 
 	PeakRSSMB float64 `json:"peak_rss_mb"`  // max over rounds of getrusage ru_maxrss (includes mapped file pages)
 	MajFlt    int64   `json:"major_faults"` // median over rounds

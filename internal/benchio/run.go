@@ -298,7 +298,7 @@ func aggregate(k runKey, ss []sample) Row {
 	var lat []int64
 	for _, s := range ss {
 		rates = append(rates, gbps(s.res))
-		row.Lines, row.Bytes, row.Chunks = s.res.Lines, s.res.Bytes, s.res.Chunks
+		row.Lines, row.Bytes, row.Chunks, row.GCPercent = s.res.Lines, s.res.Bytes, s.res.Chunks, s.res.GCPercent
 		lat = append(lat, s.res.LatNS...)
 		ru := s.rusage
 		row.PeakRSSMB = max(row.PeakRSSMB, float64(ru.Maxrss)*1024/1e6) // ru_maxrss is in KiB on Linux
