@@ -14,3 +14,11 @@ func AlignPad(b []byte, off int64, align int) int {
 	want := int(off & int64(align-1))
 	return (want - addr + align) & (align - 1)
 }
+
+// ToUnsafeString returns a string that shares b's memory, without copying.
+// The string is valid only while b's bytes are neither modified nor freed
+// (for a chunk: until the chunk's callback returns); callers that keep it
+// longer must strings.Clone it.
+func ToUnsafeString(b []byte) string {
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}

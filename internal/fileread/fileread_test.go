@@ -195,6 +195,11 @@ func TestStrategiesMatchReference(t *testing.T) {
 			for _, workers := range []int{1, 2, 7} {
 				cfg.Workers = workers
 				desc := fmt.Sprintf("round %d %s chunk=%d window=%d workers=%d", round, cfg.Strategy, cfg.ChunkSize, cfg.MmapWindow, workers)
+				done := make([]int64, len(names))
+				for i := range done {
+					done[i] = -1
+				}
+				cfg.InputDone = func(i int, size int64) { done[i] = size }
 				per, st, err := collect(t, names, cfg)
 				if err != nil {
 					t.Fatalf("%s: %v", desc, err)
@@ -203,6 +208,9 @@ func TestStrategiesMatchReference(t *testing.T) {
 				for i := range names {
 					checkChunks(t, fmt.Sprintf("%s input %d", desc, i), per[i], datas[i])
 					total += int64(len(datas[i]))
+					if done[i] != int64(len(datas[i])) {
+						t.Fatalf("%s input %d: InputDone reported %d bytes, want %d", desc, i, done[i], len(datas[i]))
+					}
 				}
 				if st.Bytes != total {
 					t.Fatalf("%s: Stats.Bytes = %d, want %d", desc, st.Bytes, total)
@@ -221,11 +229,16 @@ func TestCompressedInputs(t *testing.T) {
 	noExt := writeFile(t, dir, "gzip-without-extension", gzipBytes(t, data))
 	multi := writeFile(t, dir, "multi.gz", append(gzipBytes(t, data[:len(data)/2]), gzipBytes(t, data[len(data)/2:])...))
 	for _, cfg := range []Config{{Strategy: Stream, ChunkSize: 777}, {Strategy: Auto}, {Strategy: Stream, Workers: 1}} {
+		done := make([]int64, 4)
+		cfg.InputDone = func(i int, size int64) { done[i] = size }
 		per, st, err := collect(t, []string{gz, zs, noExt, multi}, cfg)
 		if err != nil {
 			t.Fatalf("%s: %v", cfg.Strategy, err)
 		}
 		for i := range per {
+			if done[i] != int64(len(data)) {
+				t.Fatalf("%s input %d: InputDone reported %d bytes, want %d", cfg.Strategy, i, done[i], len(data))
+			}
 			checkChunks(t, fmt.Sprintf("%s input %d", cfg.Strategy, i), per[i], data)
 			if st.Strategies[i] != Stream {
 				t.Fatalf("input %d read with %s, want stream", i, st.Strategies[i])

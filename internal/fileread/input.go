@@ -161,7 +161,8 @@ func (in *input) reader(s Strategy) (io.Reader, func(), error) {
 }
 
 // produce reads input idx and hands its chunks to the workers, returning the
-// strategy it used.
+// strategy it used. When every chunk has been handed out it reports the
+// input's size to cfg.InputDone.
 func (s *scanner) produce(idx int, name string) (Strategy, error) {
 	in, err := openInput(name, s.cfg)
 	if err != nil {
@@ -192,18 +193,28 @@ func (s *scanner) produce(idx int, name string) (Strategy, error) {
 		if s.cfg.Strategy == Auto && errors.As(err, &mf) && mf.first {
 			// Nothing was handed out yet: read the file with pread instead
 			// (a file system that cannot mmap, or no address space left).
-			return Pread, s.producePread(idx, in)
+			return Pread, s.inputDone(idx, in.size, s.producePread(idx, in))
 		}
-		return st, err
+		return st, s.inputDone(idx, in.size, err)
 	case Pread:
-		return st, s.producePread(idx, in)
+		return st, s.inputDone(idx, in.size, s.producePread(idx, in))
 	}
 	r, closeR, err := in.reader(st)
 	if err != nil {
 		return st, err
 	}
 	defer closeR()
-	return st, s.produceSeq(idx, in, st, r)
+	size, err := s.produceSeq(idx, in, st, r)
+	return st, s.inputDone(idx, size, err)
+}
+
+// inputDone reports a completely produced input to cfg.InputDone and passes
+// err through.
+func (s *scanner) inputDone(idx int, size int64, err error) error {
+	if err == nil && s.cfg.InputDone != nil && s.ctx.Err() == nil {
+		s.cfg.InputDone(idx, size)
+	}
+	return err
 }
 
 // mmapFailedError reports a failed mmap call; first says that it was the

@@ -53,7 +53,9 @@ func (j *seqJob) release() {
 // The number of chunks in flight bounds memory: Bufio allows one per worker,
 // so with one worker it reads, then waits while the chunk is processed, like
 // a plain read loop; Stream allows two more, so it reads ahead of the workers.
-func (s *scanner) produceSeq(idx int, in *input, st Strategy, r io.Reader) error {
+//
+// It returns the number of bytes read (decompressed, for compressed input).
+func (s *scanner) produceSeq(idx int, in *input, st Strategy, r io.Reader) (int64, error) {
 	chunkSize := s.cfg.chunkSize(st)
 	if in.regular && in.compression == None {
 		chunkSize = int(min(int64(chunkSize), max(in.size, 1)))
@@ -74,7 +76,7 @@ func (s *scanner) produceSeq(idx int, in *input, st Strategy, r io.Reader) error
 		select {
 		case <-tokens:
 		case <-s.ctx.Done():
-			return nil
+			return 0, nil
 		}
 		cb := getChunkBuf(max(chunkSize, 2*len(carry)))
 		buf := cb.b
@@ -92,23 +94,23 @@ func (s *scanner) produceSeq(idx int, in *input, st Strategy, r io.Reader) error
 				// The input's end: hand out everything, then stop.
 				if err := checkSeqLines(in, buf[:n], firstNL, off, maxLine, true); err != nil {
 					putChunkBuf(cb)
-					return err
+					return 0, err
 				}
 				if in.regular && in.compression == None && off+int64(n) < in.size {
 					putChunkBuf(cb)
-					return fmt.Errorf("%s: file shrank to %d bytes while being read (it had %d): %w", in.name, off+int64(n), in.size, ErrInputChanged)
+					return 0, fmt.Errorf("%s: file shrank to %d bytes while being read (it had %d): %w", in.name, off+int64(n), in.size, ErrInputChanged)
 				}
 				if n == 0 {
 					putChunkBuf(cb)
 					tokens <- struct{}{}
-					return nil
+					return off, nil
 				}
 				s.send(&seqJob{buf: cb, data: buf[:n], tokens: tokens, c: Chunk{Input: idx, Name: in.name, Seq: seq, Offset: off, Strategy: st}})
-				return nil
+				return off + int64(n), nil
 			}
 			if err != nil {
 				putChunkBuf(cb)
-				return seqReadError(in, off+int64(n), err)
+				return 0, seqReadError(in, off+int64(n), err)
 			}
 			if firstNL >= 0 {
 				break
@@ -116,7 +118,7 @@ func (s *scanner) produceSeq(idx int, in *input, st Strategy, r io.Reader) error
 			// Slow path: no line ends in a full buffer; grow it.
 			if n > maxLine {
 				putChunkBuf(cb)
-				return &LineTooLongError{Name: in.name, Offset: off, Max: maxLine}
+				return 0, &LineTooLongError{Name: in.name, Offset: off, Max: maxLine}
 			}
 			cb.b = growBuf(buf, 2*len(buf))
 			buf = cb.b
@@ -124,11 +126,11 @@ func (s *scanner) produceSeq(idx int, in *input, st Strategy, r io.Reader) error
 		last := bytes.LastIndexByte(buf[:n], '\n')
 		if err := checkSeqLines(in, buf[:last+1], firstNL, off, maxLine, false); err != nil {
 			putChunkBuf(cb)
-			return err
+			return 0, err
 		}
 		carry = append(carry[:0], buf[last+1:n]...)
 		if !s.send(&seqJob{buf: cb, data: buf[:last+1], tokens: tokens, c: Chunk{Input: idx, Name: in.name, Seq: seq, Offset: off, Strategy: st}}) {
-			return nil
+			return 0, nil
 		}
 		off += int64(last + 1)
 		seq++

@@ -112,6 +112,14 @@ type Config struct {
 	Latencies bool
 	// Stdin is read for the input name "-"; nil means os.Stdin.
 	Stdin io.Reader
+	// InputDone, if set, is called on the producer goroutine once every
+	// chunk of input idx has been handed to the workers (some may still be
+	// in flight), with the input's size in bytes as read (decompressed for
+	// compressed input). An input's chunks cover [0, size) without gaps in
+	// Offset order, so a consumer can restore file order from Offset and
+	// len(Data) and know when an input is complete. It is not called for an
+	// input that failed or when the scan stops early.
+	InputDone func(input int, size int64)
 }
 
 func (c Config) workers() int {
