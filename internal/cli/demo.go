@@ -27,7 +27,8 @@ func newDemoCmd() *cobra.Command {
 		Short: "Make a sample log file and show spate on it",
 		Long: `Make a sample of realistic NDJSON logs (kept in a cache directory and
 reused next time), compare the read strategies on it with a quick
-warm-cache 'bench io', and print what to try next.`,
+warm-cache 'bench io', run a few LogsQL queries on it with their speed, and
+print what to try next.`,
 		Example: `  spate demo
   spate demo --size 64MiB          # quicker
   spate demo --dir /tmp/spate-demo # keep the sample somewhere else`,
@@ -80,9 +81,15 @@ func runDemo(cmd *cobra.Command, o *demoOpts) error {
 	if err := benchio.WriteTable(out, rep); err != nil {
 		return err
 	}
+	if err := demoQueries(cmd, out, sample); err != nil {
+		return err
+	}
 
 	fmt.Fprintf(out, `
 == Try next ==  (go install ./cmd/spate puts spate on your PATH; or use go run ./cmd/spate)
+  spate query 'level:error | stats by (service) count() n | sort by (n desc)' %[1]s
+  spate query --stats '"cache miss" | fields _time, service, _msg | limit 5' %[1]s
+  spate bench query %[1]s                  # the standard queries, timed
   spate bench io --cache warm,cold %[1]s   # add cold-cache runs (5 rounds)
   spate bench io --size 2GiB --chart io.svg        # bigger sample, with a chart
   spate gen --size 1GiB --format csv -o logs.csv   # CSV or logfmt test data
@@ -111,5 +118,24 @@ func ensureSample(cmd *cobra.Command, path string, cfg gen.Config, errw io.Write
 		return fmt.Errorf("cannot move the sample into place: %w", err)
 	}
 	fmt.Fprintf(errw, "generated %d lines in %.1fs\n", st.Lines, time.Since(start).Seconds())
+	return nil
+}
+
+// demoQueries runs a few example queries on the sample and prints their
+// results and speed.
+func demoQueries(cmd *cobra.Command, out io.Writer, sample string) error {
+	examples := []string{
+		`* | stats count() lines`,
+		`level:error | stats by (service) count() errors | sort by (errors desc) | limit 5`,
+		`status:>=500 | stats by (service) count() n, avg(latency_ms) avg_ms, quantile(0.95, latency_ms) p95_ms | sort by (n desc) | limit 5`,
+		`~"timeout" | stats by (_time:1h) count() timeouts | limit 4`,
+	}
+	for _, q := range examples {
+		fmt.Fprintf(out, "\n== spate query '%s' ==\n\n", q)
+		opts := queryOptions{format: "table", stats: true}
+		if err := runQuery(cmd.Context(), opts, q, []string{sample}, out, out); err != nil {
+			return err
+		}
+	}
 	return nil
 }

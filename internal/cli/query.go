@@ -1,0 +1,389 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/vbauerster/mpb/v8"
+	"github.com/vbauerster/mpb/v8/decor"
+	"golang.org/x/term"
+
+	"github.com/spate-io/spate/internal/fileread"
+	"github.com/spate-io/spate/internal/output"
+	"github.com/spate-io/spate/internal/query"
+)
+
+// queryOptions are the flags of `spate query`.
+type queryOptions struct {
+	format      string
+	msgField    string
+	timeField   string
+	workers     int
+	strategy    string
+	chunkSize   int64
+	maxLineSize int64
+	maxMemory   int64
+	approx      bool
+	progress    bool
+	stats       bool
+	now         string
+	stdin       io.Reader
+	stdoutTTY   bool
+}
+
+func newQueryCmd() *cobra.Command {
+	var (
+		opts      queryOptions
+		chunk     sizeFlag
+		maxLine   sizeFlag = sizeFlag(fileread.DefaultMaxLineSize)
+		maxMemory sizeFlag = 1 << 30
+	)
+	cmd := &cobra.Command{
+		Use:   "query [flags] 'LOGSQL' [FILE|DIR|GLOB|-]...",
+		Short: "Filter and aggregate NDJSON and plain-text logs in place with LogsQL",
+		Long: `Run a LogsQL query (the query language of VictoriaLogs) over log files,
+in place: no ingestion step. Lines are searched on raw bytes first and only
+candidates are parsed, by several workers at once.
+
+Inputs are files, directories (read recursively, in name order), globs and
+"-" for stdin; .gz and .zst files are decompressed. With no input, stdin is
+read. Each line is a log: a JSON object (nested objects flatten to dotted
+names: http.ua), or plain text whose _msg is the whole line. _msg comes from
+the first of _msg, msg, message, log; _time from _time, ts, time, timestamp,
+@timestamp (RFC 3339 or Unix s/ms/us/ns) unless --msg-field/--time-field say
+otherwise. Invalid JSON, invalid UTF-8 and binary lines are read as plain
+text and counted (see --stats); nothing is skipped silently.
+
+Output rows are NDJSON whose values are all strings, as VictoriaLogs returns
+them; --format table prints an aligned table (the default for stats-like
+results on a terminal). Row output keeps file order.
+
+count_uniq, quantile and median are exact until the exact state passes
+--max-memory; then they switch to HyperLogLog and DDSketch (1% relative
+error) and a note on stderr says which results are approximate. --approx
+uses sketches from the start.
+
+Supported filters: word, "phrase", prefix*, ~"regexp", ="exact", ="prefix"*,
+in(), contains_any(), contains_all(), seq(), i(), comparisons (>, >=, <, <=),
+range(), f:"" (empty), f:* (any), _time: (relative or absolute), AND, OR,
+NOT/-/!, parentheses. Pipes: fields, delete, rename, copy, filter, limit,
+offset, sort, stats (count, count_empty, count_uniq, sum, avg, min, max,
+median, quantile, values, uniq_values, row_min, row_max, rate, sum_len;
+by fields and _time buckets with offset), top, uniq, extract,
+extract_regexp, unpack_json, unpack_logfmt, math, format, len, unroll,
+field_names, field_values, facets. Anything else is refused by name.
+
+Exit status: 0 ok, 1 query or runtime error, 2 usage error.`,
+		Example: `  # count errors in a 2 GiB file
+  spate query 'level:error | stats count()' app.ndjson
+
+  # the slowest services among 5xx responses
+  spate query 'status:>=500 | stats by (service) count() n, avg(latency_ms), quantile(0.95, latency_ms) p95 | sort by (n desc)' logs/
+
+  # top paths by bytes, as a table
+  spate query --format table '* | stats by (path) sum(bytes) s | sort by (s desc) | limit 10' 'logs/*.ndjson.gz'
+
+  # plain-text logs: pull fields out of the message
+  spate query '"connection refused" | extract "tcp <ip>:<port>" | stats by (ip) count()' /var/log/app.log
+
+  # requests per minute over the last hour, from stdin
+  kubectl logs deploy/api | spate query '_time:1h | stats by (_time:1m) count()' -`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.chunkSize = int64(chunk)
+			opts.maxLineSize = int64(maxLine)
+			opts.maxMemory = int64(maxMemory)
+			if !cmd.Flags().Changed("progress") {
+				opts.progress = isTerminal(cmd.ErrOrStderr())
+			}
+			opts.stdoutTTY = isTerminal(cmd.OutOrStdout())
+			return runQuery(cmd.Context(), opts, args[0], args[1:], cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&opts.format, "format", "", "output format: ndjson, json, csv or table (default: table for stats-like results on a terminal, else ndjson)")
+	fl.StringVar(&opts.msgField, "msg-field", "", "field that holds the message (_msg); default: the first of _msg, msg, message, log")
+	fl.StringVar(&opts.timeField, "time-field", "", "field that holds the time (_time); default: the first of _time, ts, time, timestamp, @timestamp")
+	fl.IntVar(&opts.workers, "workers", 0, "goroutines scanning in parallel (count; default 0: one per CPU, GOMAXPROCS)")
+	fl.StringVar(&opts.strategy, "strategy", "auto", "read strategy: auto, mmap, pread, bufio or stream (see spate bench io)")
+	fl.Var(&chunk, "chunk-size", "bytes per work item, e.g. 1MiB (default 0: the strategy's own)")
+	fl.Var(&maxLine, "max-line-size", "longest line accepted; a longer one stops the query with an error naming file and offset")
+	fl.Var(&maxMemory, "max-memory", "memory for exact count_uniq, quantile and group state before switching to sketches (0: no cap)")
+	fl.BoolVar(&opts.approx, "approx", false, "use sketches (HyperLogLog, DDSketch) for count_uniq and quantiles from the start: bounded memory, approximate results")
+	fl.BoolVar(&opts.progress, "progress", false, "show bytes done, %, GB/s and ETA on stderr (default: on when stderr is a terminal)")
+	fl.BoolVar(&opts.stats, "stats", false, "print bytes, lines, matched, bad lines, wall time and GB/s to stderr at the end")
+	fl.StringVar(&opts.now, "now", "", "time that relative _time filters (_time:5m) count back from, RFC 3339 (default: the current time)")
+	return cmd
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// runQuery parses the query, expands the inputs, runs the query and prints
+// the rows and, if asked, progress and stats.
+func runQuery(ctx context.Context, opts queryOptions, text string, args []string, stdout, stderr io.Writer) error {
+	now := time.Now()
+	if opts.now != "" {
+		t, err := time.Parse(time.RFC3339Nano, opts.now)
+		if err != nil {
+			return usagef("invalid --now %q: want RFC 3339 such as 2026-01-02T15:04:05Z", opts.now)
+		}
+		now = t
+	}
+	if opts.workers < 0 {
+		return usagef("invalid --workers %d: want 0 (one per CPU) or more", opts.workers)
+	}
+	strategy, err := fileread.ParseStrategy(opts.strategy)
+	if err != nil {
+		return usagef("invalid --strategy: %v", err)
+	}
+	q, err := query.Parse(text, now)
+	if err != nil {
+		var pe *query.ParseError
+		if errors.As(err, &pe) {
+			fmt.Fprintln(stderr, pe.Caret())
+		}
+		return err
+	}
+	format := opts.format
+	if format == "" {
+		format = "ndjson"
+		if opts.stdoutTTY && endsInStats(q) {
+			format = "table"
+		}
+	}
+	printer, err := output.New(format, stdout)
+	if err != nil {
+		return usagef("invalid --format: %v", err)
+	}
+	inputs, total, err := expandInputs(args)
+	if err != nil {
+		return err
+	}
+
+	var done atomic.Int64
+	qopts := query.Options{
+		MsgField:   opts.msgField,
+		TimeField:  opts.timeField,
+		Now:        now,
+		MaxMemory:  opts.maxMemory,
+		Approx:     opts.approx,
+		CountLines: opts.stats,
+		Progress:   &done,
+	}
+	cfg := fileread.Config{
+		Strategy:    strategy,
+		Workers:     opts.workers,
+		ChunkSize:   int(opts.chunkSize),
+		MaxLineSize: int(opts.maxLineSize),
+		Stdin:       opts.stdin,
+	}
+	var stopProgress func()
+	if opts.progress {
+		stopProgress = startProgress(ctx, stderr, &done, total)
+	}
+	st, err := query.Run(ctx, q, inputs, cfg, qopts, printer)
+	if stopProgress != nil {
+		stopProgress()
+	}
+	if ferr := printer.Flush(); err == nil {
+		err = ferr
+	}
+	for _, a := range st.Approximate {
+		fmt.Fprintf(stderr, "spate: approximate result: %s\n", a)
+	}
+	if st.BadLines > 0 && !opts.stats {
+		fmt.Fprintf(stderr, "spate: %s lines were not valid JSON (or not valid UTF-8) and were read as plain text; --stats shows counts\n", formatThousands(st.BadLines))
+	}
+	if opts.stats {
+		printQueryStats(stderr, st)
+	}
+	return err
+}
+
+// endsInStats reports whether q's result is a small aggregate best shown as
+// a table.
+func endsInStats(q *query.Query) bool {
+	for _, p := range q.Pipes {
+		switch p.(type) {
+		case *query.PipeStats, *query.PipeTop, *query.PipeUniq, *query.PipeFieldNames,
+			*query.PipeFieldValues, *query.PipeFacets:
+			return true
+		}
+	}
+	return false
+}
+
+func printQueryStats(w io.Writer, st query.Stats) {
+	secs := max(st.Duration.Seconds(), 1e-9)
+	lines := formatThousands(st.Lines)
+	if !st.LinesExact {
+		lines = "≥" + lines
+	}
+	strategies := map[string]bool{}
+	var names []string
+	for _, s := range st.Strategies {
+		if !strategies[string(s)] {
+			strategies[string(s)] = true
+			names = append(names, string(s))
+		}
+	}
+	fmt.Fprintf(w, "spate: %s in %s, %.2f GB/s; %s lines, %s parsed, %s matched; %s bad lines, %s plain-text lines, %s bad times; read with %s",
+		formatSize(st.Bytes), formatSeconds(st.Duration), float64(st.Bytes)/1e9/secs,
+		lines, formatThousands(st.Parsed), formatThousands(st.Matched),
+		formatThousands(st.BadLines), formatThousands(st.PlainLines), formatThousands(st.BadTimes),
+		strings.Join(names, ", "))
+	if st.Stopped {
+		fmt.Fprint(w, "; stopped early at the limit")
+	}
+	fmt.Fprintln(w)
+}
+
+// expandInputs turns the arguments into input names: directories are walked
+// (regular files, in name order), globs are expanded, "-" stays. No argument
+// means stdin. It also returns the total size of the regular files (0 if
+// unknown, as for stdin).
+func expandInputs(args []string) ([]string, int64, error) {
+	if len(args) == 0 {
+		return []string{"-"}, 0, nil
+	}
+	var out []string
+	var total int64
+	unknown := false
+	add := func(path string, size int64) {
+		out = append(out, path)
+		total += size
+	}
+	for _, a := range args {
+		if a == "-" {
+			out = append(out, a)
+			unknown = true
+			continue
+		}
+		fi, err := os.Stat(a)
+		if err != nil && strings.ContainsAny(a, "*?[") {
+			matches, gerr := filepath.Glob(a)
+			if gerr != nil {
+				return nil, 0, usagef("bad glob %q: %v", a, gerr)
+			}
+			if len(matches) == 0 {
+				return nil, 0, fmt.Errorf("%s: no files match", a)
+			}
+			for _, m := range matches {
+				mfi, err := os.Stat(m)
+				if err != nil {
+					return nil, 0, err
+				}
+				if mfi.IsDir() {
+					if _, err := walkDir(m, add); err != nil {
+						return nil, 0, err
+					}
+					continue
+				}
+				add(m, mfi.Size())
+			}
+			continue
+		}
+		if err != nil {
+			return nil, 0, err
+		}
+		if fi.IsDir() {
+			if _, err := walkDir(a, add); err != nil {
+				return nil, 0, err
+			}
+			continue
+		}
+		if !fi.Mode().IsRegular() {
+			unknown = true
+		}
+		add(a, fi.Size())
+	}
+	if unknown {
+		total = 0
+	}
+	return out, total, nil
+}
+
+// walkDir adds the regular files under dir in lexical order.
+func walkDir(dir string, add func(string, int64)) (int, error) {
+	n := 0
+	var paths []string
+	sizes := map[string]int64{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		paths = append(paths, path)
+		sizes[path] = info.Size()
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	slices.Sort(paths)
+	for _, p := range paths {
+		add(p, sizes[p])
+		n++
+	}
+	return n, nil
+}
+
+// startProgress draws a progress bar on w (bytes done, %, GB/s, ETA) fed by
+// done until the returned function is called.
+func startProgress(ctx context.Context, w io.Writer, done *atomic.Int64, total int64) func() {
+	p := mpb.NewWithContext(ctx, mpb.WithOutput(w), mpb.WithRefreshRate(150*time.Millisecond), mpb.WithAutoRefresh())
+	var bar *mpb.Bar
+	if total > 0 {
+		bar = p.AddBar(total,
+			mpb.PrependDecorators(decor.Counters(decor.SizeB1024(0), "% .1f / % .1f"), decor.Percentage(decor.WCSyncSpace)),
+			mpb.AppendDecorators(decor.AverageSpeed(decor.SizeB1000(0), "% .2f", decor.WCSyncSpace), decor.Name(" ETA "), decor.AverageETA(decor.ET_STYLE_GO)),
+			mpb.BarRemoveOnComplete(),
+		)
+	} else {
+		bar = p.New(0, mpb.NopStyle(),
+			mpb.PrependDecorators(decor.Current(decor.SizeB1024(0), "% .1f")),
+			mpb.AppendDecorators(decor.AverageSpeed(decor.SizeB1000(0), "% .2f", decor.WCSyncSpace)),
+			mpb.BarRemoveOnComplete(),
+		)
+	}
+	stop := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				bar.SetTotal(-1, true)
+				return
+			case <-t.C:
+				bar.SetCurrent(done.Load())
+			}
+		}
+	}()
+	return func() {
+		close(stop)
+		<-finished
+		p.Wait()
+	}
+}

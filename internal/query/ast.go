@@ -1,0 +1,385 @@
+package query
+
+// This file defines the syntax tree of a LogsQL query. The parser
+// (parser.go) builds it, String() prints it back as canonical LogsQL (parsing
+// that text gives an equal tree), and the planner (plan.go) compiles it into
+// the executable form. The tree is plain data: no methods here evaluate
+// anything.
+//
+// Field names are stored as written after unquoting. A filter without a field
+// applies to "_msg", and the parser stores "_msg" explicitly, so Field is never
+// empty in a parsed tree.
+
+// Query is a parsed LogsQL query: a filter followed by pipes.
+type Query struct {
+	Filter Filter // never nil; FilterAll for "*"
+	Pipes  []Pipe
+}
+
+// Filter is a node of the filter expression.
+type Filter interface {
+	String() string
+	isFilter()
+}
+
+// FilterAll matches every row: "*".
+type FilterAll struct{}
+
+// FilterAnd matches rows that every child matches: "a b", "a AND b".
+type FilterAnd struct{ Filters []Filter }
+
+// FilterOr matches rows that any child matches: "a OR b".
+type FilterOr struct{ Filters []Filter }
+
+// FilterNot inverts its child: "NOT a", "-a", "!a". "f:!=v" parses as
+// FilterNot{FilterExact{f, v}}.
+type FilterNot struct{ Filter Filter }
+
+// FilterPhrase matches values containing Phrase at token boundaries: a bare
+// word ("error") or a quoted phrase ("cache miss"). A boundary is required
+// before the phrase only if its first rune is a token rune (letter, digit or
+// '_'), and after it only if its last rune is one. An empty Phrase ("f:\"\"")
+// matches empty and missing values. CaseInsensitive is set by i(...).
+type FilterPhrase struct {
+	Field           string
+	Phrase          string
+	CaseInsensitive bool
+}
+
+// FilterPrefix matches values containing a token that starts with Prefix:
+// "err*", "\"cache mi\"*". An empty Prefix ("f:*") matches any non-empty
+// value. CaseInsensitive is set by i(...).
+type FilterPrefix struct {
+	Field           string
+	Prefix          string
+	CaseInsensitive bool
+}
+
+// FilterExact matches values equal to Value (="v"), or starting with it when
+// Prefix is set (="v"*). Value "" with Prefix false matches empty and missing
+// values.
+type FilterExact struct {
+	Field  string
+	Value  string
+	Prefix bool
+}
+
+// FilterIn matches values equal to any of Values: "f:in(a, b)". Values that
+// parse as numbers also match values that are numerically equal ("500"
+// matches 500.0).
+type FilterIn struct {
+	Field  string
+	Values []string
+}
+
+// FilterContainsAny matches values containing any of Phrases (each with
+// FilterPhrase semantics): "contains_any(a, \"b c\")".
+type FilterContainsAny struct {
+	Field   string
+	Phrases []string
+}
+
+// FilterContainsAll matches values containing all of Phrases.
+type FilterContainsAll struct {
+	Field   string
+	Phrases []string
+}
+
+// FilterSeq matches values containing Phrases in this order: "seq(a, b)".
+type FilterSeq struct {
+	Field   string
+	Phrases []string
+}
+
+// FilterRegexp matches values in which the RE2 expression Expr finds a match
+// (unanchored, case-sensitive unless the expression says otherwise): "~\"re\"".
+type FilterRegexp struct {
+	Field string
+	Expr  string
+}
+
+// FilterCompare is a one-sided comparison: "status:>=500", "level:<\"error\"".
+// Op is one of ">", ">=", "<", "<=". If IsString is set (the value was
+// quoted), values compare as byte strings against Value; otherwise Num holds
+// the parsed number (units such as KiB, 1_000 and 1e3 already applied) and
+// only values that parse as numbers match. Text is the number as written, for
+// String().
+type FilterCompare struct {
+	Field    string
+	Op       string
+	IsString bool
+	Value    string
+	Num      float64
+	Text     string
+}
+
+// FilterRange matches numeric values in a range: "range(1, 5]", bounds may be
+// -inf and inf. LoInc and HiInc say whether each bound is included. LoText and
+// HiText are the bounds as written, for String().
+type FilterRange struct {
+	Field          string
+	Lo, Hi         float64
+	LoInc, HiInc   bool
+	LoText, HiText string
+}
+
+// FilterTime restricts _time to [Min, Max], both inclusive, in Unix
+// nanoseconds: "_time:5m", "_time:[A, B)", "_time:>=A", "_time:2026-01-02Z".
+// The parser resolves relative durations against the time passed to Parse and
+// widens a bound written at coarse precision to cover the whole unit it names
+// (so "_time:<=2026-01-01T00:01:00Z" includes 00:01:00.999). Text is the
+// filter as written after "_time:", for String().
+type FilterTime struct {
+	Min, Max int64
+	Text     string
+}
+
+func (*FilterAll) isFilter()         {}
+func (*FilterAnd) isFilter()         {}
+func (*FilterOr) isFilter()          {}
+func (*FilterNot) isFilter()         {}
+func (*FilterPhrase) isFilter()      {}
+func (*FilterPrefix) isFilter()      {}
+func (*FilterExact) isFilter()       {}
+func (*FilterIn) isFilter()          {}
+func (*FilterContainsAny) isFilter() {}
+func (*FilterContainsAll) isFilter() {}
+func (*FilterSeq) isFilter()         {}
+func (*FilterRegexp) isFilter()      {}
+func (*FilterCompare) isFilter()     {}
+func (*FilterRange) isFilter()       {}
+func (*FilterTime) isFilter()        {}
+
+// Pipe is one stage after the filter.
+type Pipe interface {
+	String() string
+	isPipe()
+}
+
+// PipeFields keeps only the named fields: "fields a, b, http*". A name ending
+// in '*' is a prefix pattern.
+type PipeFields struct{ Fields []string }
+
+// PipeDelete removes the named fields: "delete a, b" (also del, rm, drop).
+// Names ending in '*' are prefix patterns.
+type PipeDelete struct{ Fields []string }
+
+// RenamePair is one "src as dst" of rename and copy. If Src ends in '*', Dst
+// must too, and every field starting with Src's prefix is renamed to Dst's
+// prefix plus the rest of its name.
+type RenamePair struct{ Src, Dst string }
+
+// PipeRename renames fields: "rename a as b, c as d" (also mv).
+type PipeRename struct{ Pairs []RenamePair }
+
+// PipeCopy copies fields: "copy a as b" (also cp).
+type PipeCopy struct{ Pairs []RenamePair }
+
+// PipeFilter keeps rows that Filter matches: "filter f", "where f".
+type PipeFilter struct{ Filter Filter }
+
+// PipeLimit keeps the first N rows: "limit N", "head N". "head" with no
+// number means 10.
+type PipeLimit struct{ N int64 }
+
+// PipeOffset drops the first N rows: "offset N", "skip N".
+type PipeOffset struct{ N int64 }
+
+// SortField is one key of a sort.
+type SortField struct {
+	Name string
+	Desc bool
+}
+
+// PipeSort sorts rows: "sort by (a, b desc) [desc] [offset N] [limit M]"
+// (also "sort (a)" and "order by"). Desc reverses the whole order (the
+// trailing "desc"). Limit 0 means no limit.
+type PipeSort struct {
+	By     []SortField
+	Desc   bool
+	Offset int64
+	Limit  int64
+}
+
+// ByField is one "by" key of stats. For "_time:1m" Bucket is "1m" and
+// BucketNs the step in nanoseconds; for a numeric field "f:10" BucketNum is
+// the step. Offset ("by (_time:1d offset 3h)") shifts the bucket start, in
+// nanoseconds, written as OffsetText. Bucket is "" when there is no bucket.
+type ByField struct {
+	Name       string
+	Bucket     string
+	BucketNs   int64
+	BucketNum  float64
+	Offset     int64
+	OffsetText string
+}
+
+// StatsFunc is one function of stats: "count() if (level:error) as errors".
+// Name is the function (count, count_empty, count_uniq, sum, avg, min, max,
+// median, quantile, values, uniq_values, row_min, row_max, rate, sum_len).
+// Fields are its field arguments; "*" or none means all fields where that is
+// meaningful. Phi is the quantile's first argument, PhiText as written. Limit
+// is the optional "limit N" of count_uniq, values and uniq_values (0: none).
+// If is the optional per-function filter. Result is the output name; the
+// parser fills it with the function's String() (without " as ...") when no
+// "as" is given, as VictoriaLogs does ("count(*)").
+type StatsFunc struct {
+	Name    string
+	Fields  []string
+	Phi     float64
+	PhiText string
+	Limit   int64
+	If      Filter
+	Result  string
+}
+
+// PipeStats aggregates: "stats by (a, _time:1m) count() as n, sum(b)". The
+// keyword "by" and even "stats" may be omitted ("stats (a) count()",
+// "| count() as n").
+type PipeStats struct {
+	By    []ByField
+	Funcs []StatsFunc
+}
+
+// PipeTop returns the N most frequent value tuples of By with a "hits"
+// column: "top 5 by (a, b)". N defaults to 10. HitsName is the hits column
+// name ("hits" unless "hits as x"). Rank, if not "", names a rank column
+// ("rank" for a bare "rank", or "rank as r").
+type PipeTop struct {
+	N        int64
+	By       []string
+	HitsName string
+	Rank     string
+}
+
+// PipeUniq returns the distinct value tuples of By: "uniq by (a, b) [with
+// hits] [limit N]".
+type PipeUniq struct {
+	By       []string
+	WithHits bool
+	Limit    int64
+}
+
+// PipeExtract applies a pattern with <name> placeholders to From (default
+// _msg): "extract [if (f)] \"ip=<ip> \" [from f] [keep_original_fields]
+// [skip_empty_results]". "<_>" matches without storing.
+type PipeExtract struct {
+	If                 Filter
+	Pattern            string
+	From               string
+	KeepOriginalFields bool
+	SkipEmptyResults   bool
+}
+
+// PipeExtractRegexp is extract with an RE2 expression whose named groups
+// (?P<name>...) become fields: "extract_regexp [if (f)] \"re\" [from f]".
+type PipeExtractRegexp struct {
+	If                 Filter
+	Expr               string
+	From               string
+	KeepOriginalFields bool
+	SkipEmptyResults   bool
+}
+
+// PipeUnpack parses From (default _msg) as JSON (Format "json",
+// "unpack_json") or logfmt (Format "logfmt", "unpack_logfmt") and sets the
+// fields it holds: "unpack_json [if (f)] [from f] [fields (a, b)]
+// [result_prefix p] [keep_original_fields] [skip_empty_results]". With
+// Fields, only those are set, and the missing ones are set to "".
+type PipeUnpack struct {
+	Format             string
+	If                 Filter
+	From               string
+	Fields             []string
+	ResultPrefix       string
+	KeepOriginalFields bool
+	SkipEmptyResults   bool
+}
+
+// MathExpr is a node of a math expression.
+//   - Op "num": a number literal, Num (Text as written).
+//   - Op "field": the value of field Field, as a number (NaN if not a number).
+//   - Op "+", "-", "*", "/", "%", "^": binary, Args[0] op Args[1].
+//   - Op "neg": unary minus, Args[0].
+//   - Op "default": Args[0] if it is not NaN, else Args[1] ("x default -1").
+//   - Op "abs", "ceil", "exp", "floor", "ln", "max", "min", "round", ...: a
+//     function call over Args (round takes an optional second argument, the
+//     step).
+type MathExpr struct {
+	Op    string
+	Num   float64
+	Text  string
+	Field string
+	Args  []*MathExpr
+}
+
+// MathAssign is one "expr as result" of math.
+type MathAssign struct {
+	Expr   *MathExpr
+	Result string
+}
+
+// PipeMath computes numbers: "math a * 2 as b, round(c) as d" (also eval).
+// A result that is NaN is stored as "NaN".
+type PipeMath struct{ Assigns []MathAssign }
+
+// PipeFormat builds a field from a pattern: "format [if (f)] \"<a>:<uc:b>\" as
+// r [keep_original_fields] [skip_empty_results]". Placeholders may carry
+// modifiers (uc, lc, q, ...). Result defaults to _msg.
+type PipeFormat struct {
+	If                 Filter
+	Pattern            string
+	Result             string
+	KeepOriginalFields bool
+	SkipEmptyResults   bool
+}
+
+// PipeLen stores the byte length of Field in Result: "len(_msg) as l".
+type PipeLen struct{ Field, Result string }
+
+// PipeFieldNames returns one row per field name with a hits count:
+// "field_names [as name]". ResultName defaults to "name".
+type PipeFieldNames struct{ ResultName string }
+
+// PipeFieldValues returns the distinct values of Field with hits, highest
+// first: "field_values f [limit N]".
+type PipeFieldValues struct {
+	Field string
+	Limit int64
+}
+
+// PipeFacets returns, for every field, its most frequent values with hits:
+// "facets [N] [max_values_per_field M] [max_value_len K] [keep_const_fields]".
+// N defaults to 10.
+type PipeFacets struct {
+	N                 int64
+	MaxValuesPerField int64
+	MaxValueLen       int64
+	KeepConstFields   bool
+}
+
+// PipeUnroll splits JSON-array fields into one row per element: "unroll (a,
+// b)" (also "unroll by (a)").
+type PipeUnroll struct{ Fields []string }
+
+func (*PipeFields) isPipe()        {}
+func (*PipeDelete) isPipe()        {}
+func (*PipeRename) isPipe()        {}
+func (*PipeCopy) isPipe()          {}
+func (*PipeFilter) isPipe()        {}
+func (*PipeLimit) isPipe()         {}
+func (*PipeOffset) isPipe()        {}
+func (*PipeSort) isPipe()          {}
+func (*PipeStats) isPipe()         {}
+func (*PipeTop) isPipe()           {}
+func (*PipeUniq) isPipe()          {}
+func (*PipeExtract) isPipe()       {}
+func (*PipeExtractRegexp) isPipe() {}
+func (*PipeUnpack) isPipe()        {}
+func (*PipeMath) isPipe()          {}
+func (*PipeFormat) isPipe()        {}
+func (*PipeLen) isPipe()           {}
+func (*PipeFieldNames) isPipe()    {}
+func (*PipeFieldValues) isPipe()   {}
+func (*PipeFacets) isPipe()        {}
+func (*PipeUnroll) isPipe()        {}

@@ -1,0 +1,484 @@
+package query
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/spate-io/spate/internal/fileread"
+)
+
+// Sink receives result rows in their final order, from one goroutine at a
+// time. The row and its strings are valid only during the call.
+type Sink interface {
+	WriteRow(r *Row) error
+}
+
+// Stats describes a finished run.
+type Stats struct {
+	Bytes int64 // bytes read
+	// Lines counts log lines (non-empty lines). It is exact when every line
+	// was parsed or Options.CountLines was set; LinesExact says which.
+	Lines      int64
+	LinesExact bool
+	Matched    int64 // rows that passed the query's filter
+	Parsed     int64 // lines parsed (the others were ruled out on raw bytes)
+	BadLines   int64 // lines that start like JSON but are not valid JSON (read as plain text)
+	PlainLines int64 // lines that are not JSON objects (read as plain text)
+	BadTimes   int64 // JSON logs whose time field could not be parsed (they have no _time)
+	Duration   time.Duration
+	Strategies []fileread.Strategy
+	// Approximate lists the stats results computed with sketches instead of
+	// exactly, with the reason.
+	Approximate []string
+	// Stopped says the scan ended early because a limit was reached.
+	Stopped bool
+}
+
+// errStop is returned by a processor that needs no more rows (a limit was
+// reached). It ends the scan early without error.
+var errStop = errors.New("no more rows needed")
+
+// Run executes q over inputs (files, or "-" for cfg.Stdin) read with cfg, and
+// writes the result rows to sink.
+func Run(ctx context.Context, q *Query, inputs []string, cfg fileread.Config, opts Options, sink Sink) (Stats, error) {
+	start := time.Now()
+	p, err := newPlan(q, opts)
+	if err != nil {
+		return Stats{}, err
+	}
+	e, err := newExecutor(p, cfg, sink)
+	if err != nil {
+		return Stats{}, err
+	}
+	cfg.InputDone = e.inputDone
+	rst, err := fileread.Scan(ctx, inputs, cfg, e.chunk)
+	st := e.stats()
+	st.Bytes = rst.Bytes
+	st.Strategies = rst.Strategies
+	if err == nil {
+		err = e.finish()
+	}
+	st.Stopped = e.stopped.Load()
+	st.Approximate = e.approx()
+	st.Duration = time.Since(start)
+	return st, err
+}
+
+// executor holds one run's shared state.
+type executor struct {
+	p       *plan
+	workers []*workerState
+	post    processor // first processor after the barrier (ends at the sink)
+	order   *orderer  // restores file order when there is no barrier or it is limit/offset
+	stopped atomic.Bool
+}
+
+// workerState is what one worker owns: nothing in it is shared.
+type workerState struct {
+	arena   arena
+	rb      *recordBuilder
+	row     Row
+	filter  matcher
+	head    processor  // the worker's first pipe processor
+	barrier mergeable  // this worker's partial barrier state, if any
+	out     *collector // this worker's row collector, in ordered mode
+	lines   int64
+	matched int64
+	parsed  int64
+}
+
+// mergeable is a barrier processor: each worker fills its own, then they are
+// merged into the first and it is flushed.
+type mergeable interface {
+	processor
+	merge(other processor)
+}
+
+func newExecutor(p *plan, cfg fileread.Config, sink Sink) (*executor, error) {
+	e := &executor{p: p}
+	var term processor = &sinkProc{sink: sink, raw: p.rawRows}
+	post, err := buildChain(p, p.post, term)
+	if err != nil {
+		return nil, err
+	}
+	ordered := p.barrier == nil
+	switch p.barrier.(type) {
+	case *PipeLimit, *PipeOffset:
+		ordered = true
+		post, err = buildChain(p, []Pipe{p.barrier}, post)
+		if err != nil {
+			return nil, err
+		}
+	}
+	e.post = post
+	if ordered {
+		e.order = newOrderer(post)
+	}
+	n := cfg.Workers
+	if n <= 0 {
+		n = defaultWorkers()
+	}
+	e.workers = make([]*workerState, n)
+	for i := range e.workers {
+		w := &workerState{}
+		w.rb = newRecordBuilder(p, &w.arena)
+		if w.filter, err = compileFilter(p.filter); err != nil {
+			return nil, err
+		}
+		var tail processor
+		if ordered {
+			w.out = &collector{}
+			tail = w.out
+		} else {
+			bp, err := newProcessor(p, p.barrier, post)
+			if err != nil {
+				return nil, err
+			}
+			m, ok := bp.(mergeable)
+			if !ok {
+				return nil, fmt.Errorf("BUG: barrier %T is not mergeable", bp)
+			}
+			w.barrier = m
+			tail = m
+		}
+		if w.head, err = buildChain(p, p.pre, tail); err != nil {
+			return nil, err
+		}
+		e.workers[i] = w
+	}
+	return e, nil
+}
+
+// buildChain makes processors for pipes, each feeding the next, the last
+// feeding tail.
+func buildChain(p *plan, pipes []Pipe, tail processor) (processor, error) {
+	next := tail
+	for i := len(pipes) - 1; i >= 0; i-- {
+		pr, err := newProcessor(p, pipes[i], next)
+		if err != nil {
+			return nil, err
+		}
+		next = pr
+	}
+	return next, nil
+}
+
+func (e *executor) inputDone(input int, size int64) {
+	if e.order != nil {
+		if err := e.order.done(input, size); err != nil && !errors.Is(err, errStop) {
+			// The error resurfaces from the next deliver or finish.
+			e.order.fail(err)
+		}
+	}
+}
+
+// chunk processes one chunk on worker wid.
+func (e *executor) chunk(wid int, c *fileread.Chunk) error {
+	w := e.workers[wid]
+	if w.out != nil {
+		w.out.begin(c)
+	}
+	var err error
+	switch {
+	case e.p.countOnly:
+		n := countLogLines(c.Data)
+		w.lines += n
+		w.matched += n
+		w.barrier.(*statsProc).addCount(n)
+	case e.p.literal != nil:
+		err = e.scanLiteral(w, c)
+	default:
+		err = e.scanAll(w, c)
+	}
+	if w.out != nil && err == nil {
+		err = e.order.deliver(w.out.end())
+	}
+	if pr := e.p.opts.Progress; pr != nil {
+		pr.Add(int64(len(c.Data)))
+	}
+	if errors.Is(err, errStop) {
+		e.stopped.Store(true)
+		return fileread.Stop
+	}
+	return err
+}
+
+// scanAll parses every line of c.
+func (e *executor) scanAll(w *workerState, c *fileread.Chunk) error {
+	data := c.Data
+	off := c.Offset
+	for len(data) > 0 {
+		line, rest := fileread.NextLine(data)
+		lineOff := off
+		off += int64(len(data) - len(rest))
+		data = rest
+		if len(line) == 0 {
+			continue
+		}
+		w.lines++
+		if err := e.line(w, c, line, lineOff); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// scanLiteral visits only the lines of c that contain the plan's literal or
+// a backslash (which may hide the literal behind a JSON escape); the other
+// lines cannot match.
+func (e *executor) scanLiteral(w *workerState, c *fileread.Chunk) error {
+	data := c.Data
+	lit := e.p.literal
+	if e.p.opts.CountLines {
+		w.lines += countLogLines(data)
+	}
+	pos := 0
+	nextLit := -2 // unknown
+	nextBS := -2
+	for pos < len(data) {
+		if nextLit != -1 && nextLit < pos {
+			if i := bytes.Index(data[pos:], lit); i >= 0 {
+				nextLit = pos + i
+			} else {
+				nextLit = -1
+			}
+		}
+		if nextBS != -1 && nextBS < pos {
+			if i := bytes.IndexByte(data[pos:], '\\'); i >= 0 {
+				nextBS = pos + i
+			} else {
+				nextBS = -1
+			}
+		}
+		cand := nextLit
+		if cand < 0 || (nextBS >= 0 && nextBS < cand) {
+			cand = nextBS
+		}
+		if cand < 0 {
+			break
+		}
+		start := bytes.LastIndexByte(data[:cand], '\n') + 1
+		end := bytes.IndexByte(data[cand:], '\n')
+		if end < 0 {
+			end = len(data)
+		} else {
+			end += cand
+		}
+		line := data[start:end]
+		if n := len(line); n > 0 && line[n-1] == '\r' {
+			line = line[:n-1]
+		}
+		pos = end + 1
+		if len(line) == 0 {
+			continue
+		}
+		if err := e.line(w, c, line, c.Offset+int64(start)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// line builds, filters and pushes one log line.
+func (e *executor) line(w *workerState, c *fileread.Chunk, line []byte, off int64) error {
+	w.arena.reset()
+	w.parsed++
+	w.rb.build(line, &w.row)
+	if !w.filter.match(&w.row) {
+		return nil
+	}
+	w.matched++
+	w.row.pos = rowPos{input: c.Input, off: off}
+	return w.head.push(&w.row)
+}
+
+// countLogLines counts the non-empty lines of data (an empty line, or one
+// holding only "\r", is not a log).
+func countLogLines(data []byte) int64 {
+	if len(data) == 0 {
+		return 0
+	}
+	n := int64(bytes.Count(data, []byte{'\n'}))
+	if data[len(data)-1] != '\n' {
+		n++
+	}
+	// Fast path: no empty lines.
+	if data[0] != '\n' && data[0] != '\r' && bytes.Index(data, []byte("\n\n")) < 0 && bytes.Index(data, []byte("\n\r")) < 0 {
+		return n
+	}
+	// Slow path: subtract the empty lines one by one.
+	for len(data) > 0 {
+		line, rest := fileread.NextLine(data)
+		if len(line) == 0 {
+			n--
+		}
+		data = rest
+	}
+	return n
+}
+
+func (e *executor) stats() Stats {
+	var st Stats
+	st.LinesExact = e.p.literal == nil || e.p.opts.CountLines
+	for _, w := range e.workers {
+		st.Lines += w.lines
+		st.Matched += w.matched
+		st.Parsed += w.parsed
+		st.BadLines += w.rb.badLines
+		st.PlainLines += w.rb.plainLines
+		st.BadTimes += w.rb.badTimes
+	}
+	if e.stopped.Load() {
+		st.LinesExact = false
+	}
+	return st
+}
+
+// finish merges the workers' barrier states and flushes the pipeline.
+func (e *executor) finish() error {
+	var err error
+	if e.order != nil {
+		err = e.order.finish()
+		if err == nil || errors.Is(err, errStop) {
+			err = e.post.flush()
+		}
+	} else {
+		first := e.workers[0].barrier
+		for _, w := range e.workers[1:] {
+			first.merge(w.barrier)
+		}
+		err = first.flush()
+	}
+	if errors.Is(err, errStop) {
+		return nil
+	}
+	return err
+}
+
+func (e *executor) approx() []string {
+	var out []string
+	if len(e.workers) > 0 && e.workers[0].barrier != nil {
+		if a, ok := e.workers[0].barrier.(interface{ approximations() []string }); ok {
+			out = a.approximations()
+		}
+	}
+	return out
+}
+
+// collector keeps a worker's output rows for the current chunk, in order.
+type collector struct {
+	cur *chunkOut
+}
+
+// chunkOut is one chunk's output rows.
+type chunkOut struct {
+	input int
+	off   int64
+	size  int64
+	rows  []*Row
+}
+
+func (c *collector) begin(ch *fileread.Chunk) {
+	c.cur = &chunkOut{input: ch.Input, off: ch.Offset, size: int64(len(ch.Data))}
+}
+
+func (c *collector) end() *chunkOut {
+	out := c.cur
+	c.cur = nil
+	return out
+}
+
+func (c *collector) push(r *Row) error {
+	c.cur.rows = append(c.cur.rows, r.Clone())
+	return nil
+}
+
+func (c *collector) flush() error { return nil }
+
+// orderer delivers chunk outputs to next in file order: chunks of an input
+// cover it contiguously by offset, and fileread reports each input's size
+// once all its chunks are out.
+type orderer struct {
+	mu      sync.Mutex
+	next    processor
+	input   int
+	off     int64
+	sizes   map[int]int64
+	pending map[[2]int64]*chunkOut
+	err     error
+}
+
+func newOrderer(next processor) *orderer {
+	return &orderer{next: next, sizes: map[int]int64{}, pending: map[[2]int64]*chunkOut{}}
+}
+
+func (o *orderer) deliver(c *chunkOut) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.err != nil {
+		return o.err
+	}
+	o.pending[[2]int64{int64(c.input), c.off}] = c
+	return o.advance()
+}
+
+func (o *orderer) done(input int, size int64) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.err != nil {
+		return o.err
+	}
+	o.sizes[input] = size
+	return o.advance()
+}
+
+func (o *orderer) fail(err error) {
+	o.mu.Lock()
+	if o.err == nil {
+		o.err = err
+	}
+	o.mu.Unlock()
+}
+
+// advance pushes every chunk that is next in order. Called with mu held.
+func (o *orderer) advance() error {
+	for {
+		if size, ok := o.sizes[o.input]; ok && o.off >= size {
+			delete(o.sizes, o.input)
+			o.input++
+			o.off = 0
+			continue
+		}
+		key := [2]int64{int64(o.input), o.off}
+		c, ok := o.pending[key]
+		if !ok {
+			return nil
+		}
+		delete(o.pending, key)
+		o.off += c.size
+		for _, r := range c.rows {
+			if err := o.next.push(r); err != nil {
+				o.err = err
+				return err
+			}
+		}
+	}
+}
+
+// finish checks that every chunk was delivered.
+func (o *orderer) finish() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.err != nil {
+		return o.err
+	}
+	if len(o.pending) > 0 {
+		return fmt.Errorf("BUG: %d chunk outputs were never delivered in order (next input %d offset %d)", len(o.pending), o.input, o.off)
+	}
+	return nil
+}

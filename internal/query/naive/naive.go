@@ -1,0 +1,190 @@
+// Package naive is a slow, simple reference evaluator of LogsQL: the oracle
+// the real engine (package query) is checked against.
+//
+// It materialises every log line as a map from field name to text value and
+// runs the filter and each pipe over the whole list, one row at a time,
+// following VictoriaLogs v1.26.0's observed semantics (see
+// shared/conformance/README.md). There are no indexes, no column types, no
+// shortcuts and no concurrency: clarity over speed. It shares no code with
+// the engine; from package query it uses only the syntax tree and Parse.
+//
+// Where VictoriaLogs' behaviour depends on its storage layout (block
+// boundaries, sampling, worker count) the oracle picks the exact,
+// layout-free answer and says so next to the code. Notable choices:
+//
+//   - Rows keep file order unless a pipe sorts them. (VictoriaLogs returns
+//     rows grouped by stream and block, and `limit` without `sort` keeps the
+//     newest rows; here it keeps the first rows in file order.)
+//   - A number keeps its source text ("1470.0"); VictoriaLogs prints numbers
+//     of a purely numeric column block canonically ("1470"). Comparisons that
+//     treat values as numbers are unaffected.
+//   - median and quantile are exact (VictoriaLogs samples above 10,000
+//     values per worker).
+//   - A line without a time field has no _time (there is no ingestion time).
+//     A line that is not a JSON object, or whose time does not parse, is
+//     kept (VictoriaLogs drops both at ingestion); see parseLogLine.
+//   - A result row with no non-empty field is not returned, as VictoriaLogs
+//     returns none.
+//   - field_names as the first pipe lists _stream and _stream_id, which every
+//     stored VictoriaLogs log has; rows here do not carry them otherwise.
+package naive
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/spate-io/spate/internal/query"
+)
+
+// Options configures how log lines become rows.
+type Options struct {
+	// MsgField is the field that becomes _msg. Empty: per line, the first
+	// of msg, message and log that is present and non-empty.
+	MsgField string
+	// TimeField is the field that becomes _time. Empty: per line, the first
+	// of ts, time, timestamp and @timestamp that is present and non-empty.
+	TimeField string
+	// Now is what a math now() returns. Relative _time filters are resolved
+	// by query.Parse, not here.
+	Now time.Time
+}
+
+// row is one log entry or result row: field name to value. An empty value
+// and a missing field are the same thing; set keeps empty values out.
+type row map[string]string
+
+func (r row) set(name, value string) {
+	if value == "" {
+		delete(r, name)
+		return
+	}
+	r[name] = value
+}
+
+func (r row) clone() row {
+	c := make(row, len(r))
+	for k, v := range r {
+		c[k] = v
+	}
+	return c
+}
+
+// Run evaluates q over lines, each one log line without its '\n', and
+// returns the result rows with their values as text. Empty fields are left
+// out of the rows, and a row left with no field at all is not returned
+// (VictoriaLogs returns no such rows: "uniq by (a, b)" has no row for logs
+// lacking both, and "stats values(f) | unroll (f)" none for empty values).
+// Lines that are empty after trimming a trailing '\r' (or that hold only
+// white space) are skipped.
+//
+// The cost is O(lines) memory for the materialised rows plus whatever the
+// pipes keep; Run is meant for test inputs of tens of thousands of lines.
+func Run(q *query.Query, lines []string, opts Options) ([]map[string]string, error) {
+	return run(q, parseLines(lines, opts), opts)
+}
+
+// parseLines turns log lines into rows, skipping empty lines.
+func parseLines(lines []string, opts Options) []row {
+	var rows []row
+	for _, line := range lines {
+		line = strings.TrimSuffix(line, "\r")
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		rows = append(rows, parseLogLine(line, opts))
+	}
+	return rows
+}
+
+// run evaluates q over parsed logs. It leaves logs alone: the rows passing
+// the filter are copied before the pipes (which modify rows) see them.
+func run(q *query.Query, logs []row, opts Options) ([]map[string]string, error) {
+	ev := &evaluator{opts: opts, regexps: make(map[string]*regexp.Regexp)}
+	ev.timeMin, ev.timeMax, ev.hasTimeRange = topLevelTimeRange(q.Filter)
+
+	var rows []row
+	for _, r := range logs {
+		if ev.match(q.Filter, r) {
+			rows = append(rows, r.clone())
+		}
+		if ev.err != nil {
+			return nil, ev.err
+		}
+	}
+
+	for i, p := range q.Pipes {
+		var err error
+		rows, err = ev.applyPipe(p, rows, i == 0)
+		if err == nil {
+			err = ev.err
+		}
+		if err != nil {
+			return nil, fmt.Errorf("cannot apply pipe %q: %w", p.String(), err)
+		}
+	}
+
+	out := make([]map[string]string, 0, len(rows))
+	for _, r := range rows {
+		m := make(map[string]string, len(r))
+		for k, v := range r {
+			if v != "" {
+				m[k] = v
+			}
+		}
+		if len(m) > 0 {
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
+// evaluator holds what one Run needs across rows: options, compiled
+// regexps, the query's time range (for rate) and the first error met inside
+// a filter (a bad regexp), which Run reports.
+type evaluator struct {
+	opts    Options
+	regexps map[string]*regexp.Regexp
+	err     error
+
+	hasTimeRange     bool
+	timeMin, timeMax int64
+}
+
+// regexp returns the compiled expr, recording a compile error in ev.err.
+func (ev *evaluator) regexp(expr string) *regexp.Regexp {
+	if re, ok := ev.regexps[expr]; ok {
+		return re
+	}
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		if ev.err == nil {
+			ev.err = fmt.Errorf("cannot compile regexp %q: %w", expr, err)
+		}
+		re = nil
+	}
+	ev.regexps[expr] = re
+	return re
+}
+
+// topLevelTimeRange returns the _time range the query's filter imposes on
+// every row: a FilterTime at the top, or the intersection of the FilterTime
+// children of a top-level AND. It is what rate() divides by.
+func topLevelTimeRange(f query.Filter) (lo, hi int64, ok bool) {
+	lo, hi = math.MinInt64, math.MaxInt64
+	switch f := f.(type) {
+	case *query.FilterTime:
+		return f.Min, f.Max, true
+	case *query.FilterAnd:
+		for _, c := range f.Filters {
+			if t, isTime := c.(*query.FilterTime); isTime {
+				lo = max(lo, t.Min)
+				hi = min(hi, t.Max)
+				ok = true
+			}
+		}
+	}
+	return lo, hi, ok
+}

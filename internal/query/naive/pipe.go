@@ -1,0 +1,211 @@
+package naive
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/spate-io/spate/internal/query"
+)
+
+// applyPipe runs one pipe over all rows and returns the new rows. first is
+// set for the query's first pipe (field_names then sees stored logs).
+// Pipes may modify the rows they are given.
+func (ev *evaluator) applyPipe(p query.Pipe, rows []row, first bool) ([]row, error) {
+	switch p := p.(type) {
+	case *query.PipeFields:
+		for _, r := range rows {
+			for name := range r {
+				if !matchAnyPattern(p.Fields, name) {
+					delete(r, name)
+				}
+			}
+		}
+		return rows, nil
+	case *query.PipeDelete:
+		for _, r := range rows {
+			for name := range r {
+				if matchAnyPattern(p.Fields, name) {
+					delete(r, name)
+				}
+			}
+		}
+		return rows, nil
+	case *query.PipeRename:
+		for _, r := range rows {
+			for _, pair := range p.Pairs {
+				renameFields(r, pair, true)
+			}
+		}
+		return rows, nil
+	case *query.PipeCopy:
+		for _, r := range rows {
+			for _, pair := range p.Pairs {
+				renameFields(r, pair, false)
+			}
+		}
+		return rows, nil
+	case *query.PipeFilter:
+		var out []row
+		for _, r := range rows {
+			if ev.match(p.Filter, r) {
+				out = append(out, r)
+			}
+		}
+		return out, nil
+	case *query.PipeLimit:
+		if int64(len(rows)) > p.N {
+			rows = rows[:p.N]
+		}
+		return rows, nil
+	case *query.PipeOffset:
+		if int64(len(rows)) <= p.N {
+			return nil, nil
+		}
+		return rows[p.N:], nil
+	case *query.PipeSort:
+		return sortRows(p, rows), nil
+	case *query.PipeLen:
+		for _, r := range rows {
+			r.set(p.Result, strconv.Itoa(len(r[p.Field])))
+		}
+		return rows, nil
+	case *query.PipeMath:
+		return ev.applyMath(p, rows)
+	case *query.PipeFormat:
+		return ev.applyFormat(p, rows)
+	case *query.PipeExtract:
+		return ev.applyExtract(p, rows)
+	case *query.PipeExtractRegexp:
+		return ev.applyExtractRegexp(p, rows)
+	case *query.PipeUnpack:
+		return ev.applyUnpack(p, rows)
+	case *query.PipeUnroll:
+		return unrollRows(p, rows), nil
+	case *query.PipeStats:
+		return ev.applyStats(p, rows)
+	case *query.PipeTop:
+		return topRows(p, rows), nil
+	case *query.PipeUniq:
+		return uniqRows(p, rows), nil
+	case *query.PipeFieldNames:
+		return fieldNames(p, rows, first), nil
+	case *query.PipeFieldValues:
+		return fieldValues(p, rows), nil
+	case *query.PipeFacets:
+		return facets(p, rows), nil
+	}
+	return nil, fmt.Errorf("unsupported pipe %T", p)
+}
+
+// matchPattern reports whether name matches a field pattern: an exact name,
+// or a prefix followed by '*' ("http*"; "*" matches every name).
+func matchPattern(pattern, name string) bool {
+	if prefix, ok := strings.CutSuffix(pattern, "*"); ok {
+		return strings.HasPrefix(name, prefix)
+	}
+	return pattern == name
+}
+
+func matchAnyPattern(patterns []string, name string) bool {
+	for _, p := range patterns {
+		if matchPattern(p, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// renameFields applies one "src as dst" of rename (remove set) or copy. A
+// missing source clears the destination (its value is empty). With
+// wildcards every field starting with src's prefix moves to dst's prefix
+// plus the rest of its name.
+func renameFields(r row, pair query.RenamePair, remove bool) {
+	srcPrefix, srcWild := strings.CutSuffix(pair.Src, "*")
+	if !srcWild {
+		v := r[pair.Src]
+		if remove {
+			delete(r, pair.Src)
+		}
+		r.set(pair.Dst, v)
+		return
+	}
+	dstPrefix, _ := strings.CutSuffix(pair.Dst, "*")
+	// Collect first so renamed fields are not renamed again.
+	type kv struct{ name, value string }
+	var matched []kv
+	for name, v := range r {
+		if strings.HasPrefix(name, srcPrefix) {
+			matched = append(matched, kv{name, v})
+		}
+	}
+	sort.Slice(matched, func(i, j int) bool { return matched[i].name < matched[j].name })
+	if remove {
+		for _, m := range matched {
+			delete(r, m.name)
+		}
+	}
+	for _, m := range matched {
+		r.set(dstPrefix+strings.TrimPrefix(m.name, srcPrefix), m.value)
+	}
+}
+
+// sortRows is the sort pipe: a stable sort by the keys (see compareSortKey),
+// each key ascending unless it says desc, the whole order reversed by a
+// trailing desc, then offset and limit. Without keys rows are ordered by all
+// their fields (name:value pairs in name order) naturally.
+func sortRows(p *query.PipeSort, rows []row) []row {
+	less := func(a, b row) bool {
+		if len(p.By) == 0 {
+			c := compareNatural(allFieldsKey(a), allFieldsKey(b))
+			if p.Desc {
+				c = -c
+			}
+			return c < 0
+		}
+		for _, k := range p.By {
+			c := compareSortKey(k.Name, a[k.Name], b[k.Name])
+			if k.Desc != p.Desc {
+				c = -c
+			}
+			if c != 0 {
+				return c < 0
+			}
+		}
+		return false
+	}
+	sort.SliceStable(rows, func(i, j int) bool { return less(rows[i], rows[j]) })
+	if int64(len(rows)) <= p.Offset {
+		return nil
+	}
+	rows = rows[p.Offset:]
+	if p.Limit > 0 && int64(len(rows)) > p.Limit {
+		rows = rows[:p.Limit]
+	}
+	return rows
+}
+
+// allFieldsKey prints all fields of r as "name":"value", pairs in name order.
+func allFieldsKey(r row) string {
+	var b strings.Builder
+	for _, name := range sortedNames(r) {
+		k, _ := json.Marshal(name)
+		v, _ := json.Marshal(r[name])
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(v)
+		b.WriteByte(',')
+	}
+	return b.String()
+}
+
+func sortedNames(r row) []string {
+	names := make([]string, 0, len(r))
+	for name := range r {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}

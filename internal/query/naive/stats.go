@@ -1,0 +1,401 @@
+package naive
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/spate-io/spate/internal/query"
+)
+
+// applyStats is the stats pipe: rows are grouped by the by-fields (bucketed
+// where asked), and each group becomes one row holding the by-fields'
+// values (an empty key is left out) and each function's result. Without
+// by-fields there is exactly one group, even for no rows.
+func (ev *evaluator) applyStats(p *query.PipeStats, rows []row) ([]row, error) {
+	type statsGroup struct {
+		key  []string
+		rows []row
+	}
+	var groups []*statsGroup
+	byKey := make(map[string]*statsGroup)
+	if len(p.By) == 0 {
+		g := &statsGroup{rows: rows}
+		groups = append(groups, g)
+	} else {
+		for _, r := range rows {
+			key := make([]string, len(p.By))
+			for i, bf := range p.By {
+				v, err := bucketValue(bf, r[bf.Name])
+				if err != nil {
+					return nil, err
+				}
+				key[i] = v
+			}
+			k := tupleKey(key)
+			g, ok := byKey[k]
+			if !ok {
+				g = &statsGroup{key: key}
+				byKey[k] = g
+				groups = append(groups, g)
+			}
+			g.rows = append(g.rows, r)
+		}
+	}
+
+	out := make([]row, 0, len(groups))
+	for _, g := range groups {
+		res := row{}
+		for i, bf := range p.By {
+			res.set(bf.Name, g.key[i])
+		}
+		for _, sf := range p.Funcs {
+			in := g.rows
+			if sf.If != nil {
+				in = nil
+				for _, r := range g.rows {
+					if ev.match(sf.If, r) {
+						in = append(in, r)
+					}
+				}
+			}
+			v, err := ev.statsFunc(p, sf, in)
+			if err != nil {
+				return nil, fmt.Errorf("cannot compute %s: %w", sf.Result, err)
+			}
+			res.set(sf.Result, v)
+		}
+		out = append(out, res)
+	}
+	return out, nil
+}
+
+// bucketValue returns the group key of value v for one by-field. Without a
+// bucket it is v. _time buckets are aligned to Offset: a time t falls in
+// the bucket starting at floor((t-Offset)/step)*step+Offset, printed as a
+// time; a row without a (parsable) _time has the empty key. A numeric
+// bucket ("f:10") rounds a number down to a multiple of the step (plus
+// Offset); a value that is not a number stays as it is.
+func bucketValue(bf query.ByField, v string) (string, error) {
+	if bf.Bucket == "" || v == "" {
+		return v, nil
+	}
+	if bf.Name == "_time" {
+		if bf.BucketNs <= 0 {
+			return "", fmt.Errorf("unsupported _time bucket %q", bf.Bucket)
+		}
+		t, ok := parseTime(v)
+		if !ok {
+			return "", nil
+		}
+		return formatTime(floorDiv(t-bf.Offset, bf.BucketNs)*bf.BucketNs + bf.Offset), nil
+	}
+	step := bf.BucketNum
+	if step <= 0 {
+		step = float64(bf.BucketNs)
+	}
+	if step <= 0 {
+		return "", fmt.Errorf("unsupported bucket %q for field %q", bf.Bucket, bf.Name)
+	}
+	f, ok := anyNumber(v)
+	if !ok {
+		return v, nil
+	}
+	off := float64(bf.Offset)
+	return formatFloat(math.Floor((f-off)/step)*step + off), nil
+}
+
+// floorDiv divides rounding towards minus infinity.
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if (a%b != 0) && ((a < 0) != (b < 0)) {
+		q--
+	}
+	return q
+}
+
+// argValues returns, for one row, the values a stats function reads: for
+// each argument, the named field's value ("" if missing), or for a pattern
+// ("http*", "*") the non-empty values of the matching fields in name order.
+func argValues(r row, args []string) []string {
+	var vals []string
+	for _, a := range args {
+		if !strings.HasSuffix(a, "*") {
+			vals = append(vals, r[a])
+			continue
+		}
+		for _, name := range sortedNames(r) {
+			if matchPattern(a, name) && r[name] != "" {
+				vals = append(vals, r[name])
+			}
+		}
+	}
+	return vals
+}
+
+// isAllFields reports whether a function's arguments mean "every field".
+func isAllFields(args []string) bool {
+	return len(args) == 0 || (len(args) == 1 && args[0] == "*")
+}
+
+// statsFunc computes one function over the rows of one group (already
+// filtered by the function's if-filter).
+func (ev *evaluator) statsFunc(p *query.PipeStats, sf query.StatsFunc, rows []row) (string, error) {
+	args := sf.Fields
+	switch sf.Name {
+	case "count":
+		if isAllFields(args) {
+			return strconv.Itoa(len(rows)), nil
+		}
+		n := 0
+		for _, r := range rows {
+			for _, v := range argValues(r, args) {
+				if v != "" {
+					n++
+					break
+				}
+			}
+		}
+		return strconv.Itoa(n), nil
+
+	case "count_empty":
+		n := 0
+		for _, r := range rows {
+			empty := true
+			for _, v := range argValues(r, args) {
+				if v != "" {
+					empty = false
+				}
+			}
+			if empty {
+				n++
+			}
+		}
+		return strconv.Itoa(n), nil
+
+	case "count_uniq":
+		seen := make(map[string]bool)
+		for _, r := range rows {
+			vals := argValues(r, args)
+			if isAllFields(args) {
+				vals = []string{allFieldsKey(r)}
+			}
+			if allEmpty(vals) {
+				continue
+			}
+			seen[tupleKey(vals)] = true
+		}
+		n := int64(len(seen))
+		if sf.Limit > 0 && n > sf.Limit {
+			n = sf.Limit
+		}
+		return strconv.FormatInt(n, 10), nil
+
+	case "sum", "avg":
+		sum, count := 0.0, 0
+		for _, r := range rows {
+			for _, v := range argValues(r, args) {
+				if f, ok := anyNumber(v); ok {
+					sum += f
+					count++
+				}
+			}
+		}
+		if count == 0 {
+			return "NaN", nil
+		}
+		if sf.Name == "avg" {
+			return formatFloat(sum / float64(count)), nil
+		}
+		return formatFloat(sum), nil
+
+	case "min", "max":
+		// Empty values take part: min over a field some rows lack is "".
+		first := true
+		best := ""
+		for _, r := range rows {
+			for _, v := range argValues(r, args) {
+				c := compareValues(v, best)
+				if first || (sf.Name == "min" && c < 0) || (sf.Name == "max" && c > 0) {
+					best, first = v, false
+				}
+			}
+		}
+		return best, nil
+
+	case "median", "quantile":
+		phi := sf.Phi
+		if sf.Name == "median" {
+			phi = 0.5
+		}
+		var vals []string
+		for _, r := range rows {
+			vals = append(vals, argValues(r, args)...)
+		}
+		return quantile(vals, phi), nil
+
+	case "values", "uniq_values":
+		var vals []string
+		seen := make(map[string]bool)
+		for _, r := range rows {
+			for _, v := range argValues(r, args) {
+				if sf.Name == "uniq_values" {
+					if v == "" || seen[v] {
+						continue
+					}
+					seen[v] = true
+				}
+				vals = append(vals, v) // values keeps empty values
+			}
+		}
+		if sf.Name == "uniq_values" {
+			sort.SliceStable(vals, func(i, j int) bool { return compareValues(vals[i], vals[j]) < 0 })
+		}
+		if sf.Limit > 0 && int64(len(vals)) > sf.Limit {
+			vals = vals[:sf.Limit]
+		}
+		if vals == nil {
+			vals = []string{}
+		}
+		return jsonArray(vals), nil
+
+	case "row_min", "row_max":
+		if len(args) == 0 {
+			return "", fmt.Errorf("missing source field")
+		}
+		src, outFields := args[0], args[1:]
+		var best row
+		for _, r := range rows {
+			v := r[src]
+			if v == "" {
+				continue
+			}
+			if best == nil {
+				best = r
+				continue
+			}
+			c := compareValues(v, best[src])
+			if (sf.Name == "row_min" && c < 0) || (sf.Name == "row_max" && c > 0) {
+				best = r
+			}
+		}
+		return rowJSON(best, outFields), nil
+
+	case "rate":
+		seconds, err := ev.rateSeconds(p)
+		if err != nil {
+			return "", err
+		}
+		return formatFloat(float64(len(rows)) / seconds), nil
+
+	case "sum_len":
+		n := 0
+		for _, r := range rows {
+			for _, v := range argValues(r, args) {
+				n += len(v)
+			}
+		}
+		return strconv.Itoa(n), nil
+	}
+	return "", fmt.Errorf("unsupported stats function %q", sf.Name)
+}
+
+func allEmpty(vals []string) bool {
+	for _, v := range vals {
+		if v != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// quantile is the discrete phi-quantile of vals: sorted[int(phi*n)] with no
+// interpolation, empty values included (they sort lowest); phi <= 0 gives the
+// minimum and phi >= 1 the maximum. Exact: VictoriaLogs samples at most
+// 10,000 values per worker.
+func quantile(vals []string, phi float64) string {
+	if len(vals) == 0 {
+		return ""
+	}
+	sorted := append([]string(nil), vals...)
+	sort.SliceStable(sorted, func(i, j int) bool { return compareValues(sorted[i], sorted[j]) < 0 })
+	switch {
+	case phi <= 0:
+		return sorted[0]
+	case phi >= 1:
+		return sorted[len(sorted)-1]
+	}
+	idx := int(phi * float64(len(sorted)))
+	if idx >= len(sorted) {
+		idx = len(sorted) - 1
+	}
+	return sorted[idx]
+}
+
+// rowJSON prints the chosen row of row_min/row_max as a JSON object: the
+// requested fields in the requested order (each once; a named field the row
+// lacks is "" ), or every non-empty field in name order if none were
+// requested. No row gives "{}".
+func rowJSON(r row, fields []string) string {
+	var b strings.Builder
+	b.WriteByte('{')
+	n := 0
+	add := func(name, v string) {
+		if n > 0 {
+			b.WriteByte(',')
+		}
+		n++
+		b.WriteString(jsonQuote(name))
+		b.WriteByte(':')
+		b.WriteString(jsonQuote(v))
+	}
+	if r != nil {
+		seen := make(map[string]bool)
+		if isAllFields(fields) {
+			fields = []string{"*"}
+		}
+		for _, f := range fields {
+			if !strings.HasSuffix(f, "*") {
+				if !seen[f] {
+					seen[f] = true
+					add(f, r[f])
+				}
+				continue
+			}
+			for _, name := range sortedNames(r) {
+				if matchPattern(f, name) && !seen[name] && r[name] != "" {
+					seen[name] = true
+					add(name, r[name])
+				}
+			}
+		}
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+// jsonArray prints values as a JSON array of strings.
+func jsonArray(vals []string) string {
+	parts := make([]string, len(vals))
+	for i, v := range vals {
+		parts[i] = jsonQuote(v)
+	}
+	return "[" + strings.Join(parts, ",") + "]"
+}
+
+// rateSeconds is what rate() divides by: the step of a _time bucket among
+// the by-fields, else the length of the query's top-level _time range
+// (both bounds included, so [A, B) over one minute is 60 seconds).
+func (ev *evaluator) rateSeconds(p *query.PipeStats) (float64, error) {
+	for _, bf := range p.By {
+		if bf.Name == "_time" && bf.BucketNs > 0 {
+			return float64(bf.BucketNs) / 1e9, nil
+		}
+	}
+	if !ev.hasTimeRange || ev.timeMin == math.MinInt64 || ev.timeMax == math.MaxInt64 || ev.timeMax < ev.timeMin {
+		return 0, fmt.Errorf("rate() needs a bounded _time filter at the top of the query")
+	}
+	return float64(ev.timeMax-ev.timeMin+1) / 1e9, nil
+}

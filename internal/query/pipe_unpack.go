@@ -1,0 +1,259 @@
+package query
+
+import (
+	"net/url"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/spate-io/spate/internal/ndjson"
+)
+
+// unpackProc implements unpack_json and unpack_logfmt.
+type unpackProc struct {
+	json   bool
+	ifm    matcher
+	from   string
+	fields []string
+	prefix string
+	keep   bool
+	skip   bool
+	next   processor
+
+	it    ndjson.Iter
+	arena arena
+	kv    []Field
+	nb    []byte
+}
+
+func newUnpackProc(p *PipeUnpack, next processor) (processor, error) {
+	ifm, err := compileIf(p.If)
+	if err != nil {
+		return nil, err
+	}
+	return &unpackProc{json: p.Format == "json", ifm: ifm, from: fieldOrMsg(p.From), fields: p.Fields,
+		prefix: p.ResultPrefix, keep: p.KeepOriginalFields, skip: p.SkipEmptyResults, next: next}, nil
+}
+
+func (p *unpackProc) push(r *Row) error {
+	if p.ifm != nil && !p.ifm.match(r) {
+		return p.next.push(r)
+	}
+	p.arena.reset()
+	src := p.arena.addString(r.Get(p.from))
+	p.kv = p.kv[:0]
+	if p.json {
+		p.unpackJSON(src)
+	} else {
+		p.unpackLogfmt(src)
+	}
+	if len(p.fields) > 0 {
+		for _, f := range p.fields {
+			v := ""
+			for _, kv := range p.kv {
+				if kv.Name == f {
+					v = kv.Value
+				}
+			}
+			p.set(r, f, v)
+		}
+		return p.next.push(r)
+	}
+	for _, kv := range p.kv {
+		p.set(r, kv.Name, kv.Value)
+	}
+	return p.next.push(r)
+}
+
+func (p *unpackProc) set(r *Row, name, val string) {
+	if p.prefix != "" {
+		p.nb = append(append(p.nb[:0], p.prefix...), name...)
+		name = p.arena.add(p.nb)
+	}
+	if (val == "" && p.skip) || p.keep {
+		if r.Get(name) != "" {
+			return
+		}
+	}
+	r.Set(name, val)
+}
+
+func (p *unpackProc) unpackJSON(s string) {
+	it := &p.it
+	it.Reset([]byte(s))
+	for it.Next() {
+		name := p.arena.add(it.Key())
+		var val string
+		switch it.Kind() {
+		case ndjson.KindNull:
+		case ndjson.KindTrue:
+			val = "true"
+		case ndjson.KindFalse:
+			val = "false"
+		default:
+			val = p.arena.add(it.Value())
+		}
+		p.kv = append(p.kv, Field{Name: name, Value: val})
+	}
+	if it.Err() != nil {
+		p.kv = p.kv[:0]
+	}
+}
+
+// unpackLogfmt parses `k=v k2="quoted v" flag` pairs. A key without '='
+// gets an empty value.
+func (p *unpackProc) unpackLogfmt(s string) {
+	for {
+		s = strings.TrimLeft(s, " \t")
+		if s == "" {
+			return
+		}
+		end := strings.IndexAny(s, " \t=")
+		if end < 0 {
+			p.kv = append(p.kv, Field{Name: s})
+			return
+		}
+		key := s[:end]
+		if s[end] != '=' {
+			p.kv = append(p.kv, Field{Name: key})
+			s = s[end:]
+			continue
+		}
+		s = s[end+1:]
+		if len(s) > 0 && s[0] == '"' {
+			if q, err := strconv.QuotedPrefix(s); err == nil {
+				if uq, err := strconv.Unquote(q); err == nil {
+					p.kv = append(p.kv, Field{Name: key, Value: p.arena.addString(uq)})
+					s = s[len(q):]
+					continue
+				}
+			}
+		}
+		vend := strings.IndexAny(s, " \t")
+		if vend < 0 {
+			vend = len(s)
+		}
+		p.kv = append(p.kv, Field{Name: key, Value: s[:vend]})
+		s = s[vend:]
+	}
+}
+
+func (p *unpackProc) flush() error { return p.next.flush() }
+
+// splitJSONArray returns the elements of a JSON array's text as values:
+// strings unquoted, other elements as their compact JSON text. A value that
+// is not a JSON array gives nil.
+func splitJSONArray(a *arena, s string) []string {
+	s = strings.TrimSpace(s)
+	if len(s) < 2 || s[0] != '[' || s[len(s)-1] != ']' {
+		return nil
+	}
+	// Wrap the array in an object so the line iterator can walk it.
+	var it ndjson.Iter
+	wrapped := make([]byte, 0, len(s)+8)
+	wrapped = append(wrapped, `{"a":`...)
+	wrapped = append(wrapped, s...)
+	wrapped = append(wrapped, '}')
+	it.Reset(wrapped)
+	if !it.Next() || it.Kind() != ndjson.KindArray {
+		return nil
+	}
+	body := strings.TrimSpace(string(it.Value()))
+	body = body[1 : len(body)-1]
+	var out []string
+	for len(strings.TrimSpace(body)) > 0 {
+		elem, rest := nextJSONElement(body)
+		elem = strings.TrimSpace(elem)
+		if len(elem) > 0 && elem[0] == '"' {
+			if uq, err := strconv.Unquote(elem); err == nil && utf8.ValidString(uq) {
+				elem = uq
+			} else if b, err := ndjson.AppendUnescape(nil, []byte(elem[1:len(elem)-1])); err == nil {
+				elem = string(b)
+			}
+		} else if elem == "null" {
+			elem = ""
+		}
+		out = append(out, a.addString(elem))
+		body = rest
+	}
+	return out
+}
+
+// nextJSONElement splits the first element off a comma-separated list of
+// valid compact JSON values.
+func nextJSONElement(s string) (elem, rest string) {
+	depth := 0
+	inStr := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if inStr {
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inStr = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inStr = true
+		case '[', '{':
+			depth++
+		case ']', '}':
+			depth--
+		case ',':
+			if depth == 0 {
+				return s[:i], s[i+1:]
+			}
+		}
+	}
+	return s, ""
+}
+
+// appendJSONString appends s as a JSON string literal.
+func appendJSONString(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				dst = append(dst, s[start:i]...)
+				dst = append(dst, `\ufffd`...)
+				i++
+				start = i
+				continue
+			}
+			i += size
+			continue
+		}
+		dst = append(dst, s[start:i]...)
+		switch c {
+		case '"':
+			dst = append(dst, '\\', '"')
+		case '\\':
+			dst = append(dst, '\\', '\\')
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		default:
+			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		}
+		i++
+		start = i
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+func urlQueryEscape(s string) string { return url.QueryEscape(s) }

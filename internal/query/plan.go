@@ -1,0 +1,431 @@
+package query
+
+import (
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// Options configures a query run. The zero value means defaults.
+type Options struct {
+	// MsgField and TimeField name the fields that become _msg and _time.
+	// Empty means auto-detect per line: _msg from _msg, msg, message, log;
+	// _time from _time, ts, time, timestamp, @timestamp (first present).
+	MsgField, TimeField string
+	// Now is the time relative _time filters were resolved against; only
+	// used for explanations. Zero means time.Now().
+	Now time.Time
+	// MaxMemory caps the memory that exact stats state (distinct values,
+	// quantile samples, group maps) may hold, in bytes; 0 means no cap.
+	// Past the cap, count_uniq and quantile switch to sketches and the
+	// result says so (Stats.Approximate).
+	MaxMemory int64
+	// Approx asks for sketches from the start (bounded memory, approximate
+	// count_uniq and quantiles).
+	Approx bool
+	// CountLines asks for Stats.Lines even on paths that skip lines
+	// (prefiltered scans); it costs one extra pass over the bytes.
+	CountLines bool
+	// Progress, if set, is increased by the bytes of every chunk when a
+	// worker finishes it (for progress bars; read it atomically).
+	Progress *atomic.Int64
+}
+
+// plan is a query compiled for execution: which fields every stage needs,
+// where the per-worker part ends, and which literal bytes every matching line
+// contains.
+type plan struct {
+	opts   Options
+	q      *Query
+	filter Filter
+
+	// pre runs on the workers, row by row; barrier is the first pipe that
+	// needs all rows (nil if none), merged across workers; post runs on the
+	// merged rows in order.
+	pre     []Pipe
+	barrier Pipe
+	post    []Pipe
+
+	need     fieldSet // log fields the query reads
+	needTime bool     // the parsed _time is needed (time filters, buckets)
+
+	// literal is a byte string every matching line contains (before JSON
+	// unescaping), used to skip lines without parsing them; nil if none.
+	literal []byte
+
+	// countOnly marks "* | stats count()" with nothing else per row: the
+	// executor counts non-empty lines without parsing them.
+	countOnly bool
+
+	// timeMin and timeMax are the query's top-level _time range, for rate().
+	timeMin, timeMax int64
+	hasTimeRange     bool
+
+	// mem is the run-wide memory accounting of exact stats state.
+	mem *memShared
+
+	// rawRows says the output rows are logs whose field set no pipe fixed:
+	// they are printed with _time and _msg first, then the rest by name.
+	rawRows bool
+}
+
+// isBarrier reports whether p needs every row of the scan (or their order)
+// before it can emit, so it cannot run independently on each worker.
+func isBarrier(p Pipe) bool {
+	switch p.(type) {
+	case *PipeLimit, *PipeOffset, *PipeSort, *PipeStats, *PipeTop, *PipeUniq,
+		*PipeFieldNames, *PipeFieldValues, *PipeFacets:
+		return true
+	}
+	return false
+}
+
+// newPlan compiles q.
+func newPlan(q *Query, opts Options) (*plan, error) {
+	p := &plan{opts: opts, q: q, filter: q.Filter}
+	i := 0
+	for i < len(q.Pipes) && !isBarrier(q.Pipes[i]) {
+		i++
+	}
+	p.pre = q.Pipes[:i]
+	if i < len(q.Pipes) {
+		p.barrier = q.Pipes[i]
+		p.post = q.Pipes[i+1:]
+	}
+
+	// Needed fields, computed backwards from the output (which shows every
+	// field unless a pipe fixes the set).
+	need := allFields()
+	p.rawRows = true
+	for j := len(q.Pipes) - 1; j >= 0; j-- {
+		need = pipeNeeds(q.Pipes[j], need)
+		if fixesFields(q.Pipes[j]) {
+			p.rawRows = false
+		}
+	}
+	filterNeeds(q.Filter, &need, &p.needTime)
+	for _, pp := range q.Pipes {
+		if pipeNeedsTime(pp) {
+			p.needTime = true
+		}
+	}
+	p.need = need
+
+	if lit := requiredLiteral(q.Filter); len(lit) > 0 {
+		p.literal = []byte(lit)
+	}
+	p.timeMin, p.timeMax, p.hasTimeRange = topTimeRange(q.Filter)
+
+	if st, ok := p.barrier.(*PipeStats); ok && len(p.pre) == 0 && len(st.By) == 0 && isFilterAll(q.Filter) {
+		p.countOnly = true
+		for _, f := range st.Funcs {
+			if f.Name != "count" || f.If != nil || !(len(f.Fields) == 0 || (len(f.Fields) == 1 && f.Fields[0] == "*")) {
+				p.countOnly = false
+			}
+		}
+	}
+	for _, pp := range q.Pipes {
+		if st, ok := pp.(*PipeStats); ok {
+			for _, f := range st.Funcs {
+				if f.Name == "rate" && !p.hasTimeRange {
+					return nil, fmt.Errorf("cannot run %s: rate() needs a _time filter with both bounds in the query, such as _time:[2026-01-01T00:00:00Z, 2026-01-01T01:00:00Z) or _time:1h", f.Result)
+				}
+			}
+		}
+	}
+	return p, nil
+}
+
+func isFilterAll(f Filter) bool {
+	_, ok := f.(*FilterAll)
+	return ok || f == nil
+}
+
+// fixesFields reports whether p's output fields are fixed by p, so the output
+// is no longer raw log rows.
+func fixesFields(p Pipe) bool {
+	switch p.(type) {
+	case *PipeFields, *PipeStats, *PipeTop, *PipeUniq, *PipeFieldNames, *PipeFieldValues, *PipeFacets:
+		return true
+	}
+	return false
+}
+
+// pipeNeeds returns the fields p's input must have for its output to have
+// the fields in after.
+func pipeNeeds(p Pipe, after fieldSet) fieldSet {
+	var in fieldSet
+	switch p := p.(type) {
+	case *PipeFields:
+		for _, f := range p.Fields {
+			in.add(f)
+		}
+		return in
+	case *PipeDelete:
+		in = after
+		for _, f := range p.Fields {
+			in.remove(f)
+		}
+		return in
+	case *PipeRename:
+		in = after
+		for _, pr := range p.Pairs {
+			if strings.HasSuffix(pr.Src, "*") {
+				return allFields()
+			}
+			in.remove(pr.Dst)
+			in.add(pr.Src)
+		}
+		return in
+	case *PipeCopy:
+		in = after
+		for _, pr := range p.Pairs {
+			if strings.HasSuffix(pr.Src, "*") {
+				return allFields()
+			}
+			in.add(pr.Src)
+		}
+		return in
+	case *PipeFilter:
+		in = after
+		var t bool
+		filterNeeds(p.Filter, &in, &t)
+		return in
+	case *PipeLimit, *PipeOffset:
+		return after
+	case *PipeSort:
+		in = after
+		for _, s := range p.By {
+			in.add(s.Name)
+		}
+		return in
+	case *PipeStats:
+		for _, b := range p.By {
+			in.add(b.Name)
+		}
+		for _, f := range p.Funcs {
+			for _, name := range f.Fields {
+				in.add(name)
+			}
+			if (f.Name == "row_min" || f.Name == "row_max") && len(f.Fields) <= 1 {
+				return allFields()
+			}
+			if (f.Name == "count_uniq" || f.Name == "values" || f.Name == "uniq_values" ||
+				f.Name == "min" || f.Name == "max" || f.Name == "sum" || f.Name == "avg" || f.Name == "sum_len") && len(f.Fields) == 0 {
+				return allFields()
+			}
+			if f.If != nil {
+				var t bool
+				filterNeeds(f.If, &in, &t)
+			}
+		}
+		return in
+	case *PipeTop:
+		for _, f := range p.By {
+			in.add(f)
+		}
+		return in
+	case *PipeUniq:
+		for _, f := range p.By {
+			in.add(f)
+		}
+		return in
+	case *PipeFieldValues:
+		in.add(p.Field)
+		return in
+	case *PipeFieldNames, *PipeFacets:
+		return allFields()
+	case *PipeExtract:
+		in = after
+		in.add(p.From)
+		addIfNeeds(p.If, &in)
+		return in
+	case *PipeExtractRegexp:
+		in = after
+		in.add(p.From)
+		addIfNeeds(p.If, &in)
+		return in
+	case *PipeUnpack:
+		in = after
+		in.add(p.From)
+		addIfNeeds(p.If, &in)
+		return in
+	case *PipeMath:
+		in = after
+		for _, a := range p.Assigns {
+			mathNeeds(a.Expr, &in)
+		}
+		return in
+	case *PipeFormat:
+		in = after
+		for _, ph := range parseFormatPattern(p.Pattern) {
+			if ph.field != "" {
+				in.add(ph.field)
+			}
+		}
+		addIfNeeds(p.If, &in)
+		return in
+	case *PipeLen:
+		in = after
+		in.add(p.Field)
+		return in
+	case *PipeUnroll:
+		in = after
+		for _, f := range p.Fields {
+			in.add(f)
+		}
+		return in
+	}
+	return allFields()
+}
+
+func addIfNeeds(f Filter, in *fieldSet) {
+	if f != nil {
+		var t bool
+		filterNeeds(f, in, &t)
+	}
+}
+
+func mathNeeds(e *MathExpr, in *fieldSet) {
+	if e == nil {
+		return
+	}
+	if e.Op == "field" {
+		in.add(e.Field)
+	}
+	for _, a := range e.Args {
+		mathNeeds(a, in)
+	}
+}
+
+// pipeNeedsTime reports whether p uses the parsed _time (buckets).
+func pipeNeedsTime(p Pipe) bool {
+	if st, ok := p.(*PipeStats); ok {
+		for _, b := range st.By {
+			if b.Name == "_time" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// filterNeeds adds the fields f reads to in; a _time filter sets needTime.
+func filterNeeds(f Filter, in *fieldSet, needTime *bool) {
+	switch f := f.(type) {
+	case *FilterAnd:
+		for _, c := range f.Filters {
+			filterNeeds(c, in, needTime)
+		}
+	case *FilterOr:
+		for _, c := range f.Filters {
+			filterNeeds(c, in, needTime)
+		}
+	case *FilterNot:
+		filterNeeds(f.Filter, in, needTime)
+	case *FilterTime:
+		*needTime = true
+	case *FilterPhrase:
+		in.add(f.Field)
+	case *FilterPrefix:
+		in.add(f.Field)
+	case *FilterExact:
+		in.add(f.Field)
+	case *FilterIn:
+		in.add(f.Field)
+	case *FilterContainsAny:
+		in.add(f.Field)
+	case *FilterContainsAll:
+		in.add(f.Field)
+	case *FilterSeq:
+		in.add(f.Field)
+	case *FilterRegexp:
+		in.add(f.Field)
+	case *FilterCompare:
+		in.add(f.Field)
+	case *FilterRange:
+		in.add(f.Field)
+	}
+}
+
+// requiredLiteral returns a string that every line matching f contains in
+// its raw bytes, or "" if there is none the prefilter can rely on. A JSON line
+// may spell the string with escapes; the executor therefore also treats every
+// line containing a backslash as a candidate.
+func requiredLiteral(f Filter) string {
+	lit := ""
+	switch f := f.(type) {
+	case *FilterAnd:
+		for _, c := range f.Filters {
+			if l := requiredLiteral(c); len(l) > len(lit) {
+				lit = l
+			}
+		}
+		return lit
+	case *FilterPhrase:
+		if !f.CaseInsensitive {
+			lit = f.Phrase
+		}
+		return usableLiteral(f.Field, lit)
+	case *FilterPrefix:
+		if !f.CaseInsensitive {
+			lit = f.Prefix
+		}
+		return usableLiteral(f.Field, lit)
+	case *FilterExact:
+		return usableLiteral(f.Field, f.Value)
+	case *FilterContainsAll:
+		for _, p := range f.Phrases {
+			if len(p) > len(lit) {
+				lit = p
+			}
+		}
+		return usableLiteral(f.Field, lit)
+	case *FilterSeq:
+		for _, p := range f.Phrases {
+			if len(p) > len(lit) {
+				lit = p
+			}
+		}
+		return usableLiteral(f.Field, lit)
+	case *FilterRegexp:
+		if l, ok := regexpLiteral(f.Expr); ok {
+			return usableLiteral(f.Field, l)
+		}
+	}
+	return ""
+}
+
+// usableLiteral drops literals the raw line may not contain even when the
+// field's value does: values of _time (reformatted) and, for _msg, text that
+// the default "missing _msg field" message supplies.
+func usableLiteral(field, lit string) string {
+	if lit == "" || field == "_time" {
+		return ""
+	}
+	if field == "_msg" && strings.Contains(missingMsg, lit) {
+		return ""
+	}
+	return lit
+}
+
+// topTimeRange returns the _time range that every row of the query must fall
+// in, from _time filters ANDed at the top level.
+func topTimeRange(f Filter) (lo, hi int64, ok bool) {
+	switch f := f.(type) {
+	case *FilterTime:
+		return f.Min, f.Max, true
+	case *FilterAnd:
+		for _, c := range f.Filters {
+			if l, h, k := topTimeRange(c); k {
+				if !ok {
+					lo, hi, ok = l, h, true
+				} else {
+					lo, hi = max(lo, l), min(hi, h)
+				}
+			}
+		}
+	}
+	return lo, hi, ok
+}

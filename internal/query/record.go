@@ -1,0 +1,275 @@
+package query
+
+import (
+	"strings"
+
+	"github.com/spate-io/spate/internal/ndjson"
+)
+
+// missingMsg is the _msg of a log without a message field, as VictoriaLogs
+// writes it.
+const missingMsg = "missing _msg field; see https://docs.victoriametrics.com/victorialogs/keyconcepts/#message-field"
+
+// Default field names tried, in order of preference, when no --msg-field or
+// --time-field is given.
+var (
+	defaultMsgFields  = []string{"_msg", "msg", "message", "log"}
+	defaultTimeFields = []string{"_time", "ts", "time", "timestamp", "@timestamp"}
+)
+
+// fieldSet is the set of log fields a query needs: all of them, or named
+// ones and name prefixes.
+type fieldSet struct {
+	all      bool
+	names    []string
+	prefixes []string
+}
+
+func allFields() fieldSet { return fieldSet{all: true} }
+
+func (s *fieldSet) has(name string) bool {
+	if s.all {
+		return true
+	}
+	for _, n := range s.names {
+		if n == name {
+			return true
+		}
+	}
+	for _, p := range s.prefixes {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasBytes is has for a name in bytes; it does not allocate.
+func (s *fieldSet) hasBytes(name []byte) bool {
+	if s.all {
+		return true
+	}
+	for _, n := range s.names {
+		if string(name) == n {
+			return true
+		}
+	}
+	for _, p := range s.prefixes {
+		if len(name) >= len(p) && string(name[:len(p)]) == p {
+			return true
+		}
+	}
+	return false
+}
+
+// add adds a name, or a prefix pattern ending in '*' ("*" alone means all).
+func (s *fieldSet) add(name string) {
+	if s.all {
+		return
+	}
+	if name == "*" {
+		*s = allFields()
+		return
+	}
+	if p, ok := strings.CutSuffix(name, "*"); ok {
+		s.prefixes = append(s.prefixes, p)
+		return
+	}
+	if !s.has(name) {
+		s.names = append(s.names, name)
+	}
+}
+
+// remove removes a plain name (patterns are kept: removing from "all" or a
+// prefix would need a complement, and over-reading is harmless).
+func (s *fieldSet) remove(name string) {
+	if s.all || strings.HasSuffix(name, "*") {
+		return
+	}
+	for i, n := range s.names {
+		if n == name {
+			s.names = append(s.names[:i], s.names[i+1:]...)
+			return
+		}
+	}
+}
+
+func (s *fieldSet) union(o fieldSet) {
+	if o.all {
+		*s = allFields()
+		return
+	}
+	for _, n := range o.names {
+		s.add(n)
+	}
+	for _, p := range o.prefixes {
+		s.add(p + "*")
+	}
+}
+
+// recordBuilder turns one log line into a Row holding the fields a query
+// needs. Each worker owns one; it is not safe for concurrent use.
+type recordBuilder struct {
+	it         ndjson.Iter
+	need       fieldSet
+	needMsg    bool // _msg is needed
+	needTime   bool // the parsed _time is needed (Row.Time)
+	needTimeTx bool // the _time text is needed as a field
+	msgFields  []string
+	timeFields []string
+	arena      *arena
+
+	// Counters, read by the executor after the scan.
+	badLines   int64 // lines that start like JSON but are not valid
+	plainLines int64 // lines that are not JSON objects (plain text)
+	badTimes   int64 // JSON logs whose time field could not be parsed
+}
+
+func newRecordBuilder(p *plan, a *arena) *recordBuilder {
+	b := &recordBuilder{
+		need:       p.need,
+		needMsg:    p.need.has("_msg"),
+		needTime:   p.needTime || p.need.has("_time"),
+		needTimeTx: p.need.has("_time"),
+		msgFields:  defaultMsgFields,
+		timeFields: defaultTimeFields,
+		arena:      a,
+	}
+	if p.opts.MsgField != "" {
+		b.msgFields = []string{p.opts.MsgField}
+	}
+	if p.opts.TimeField != "" {
+		b.timeFields = []string{p.opts.TimeField}
+	}
+	return b
+}
+
+func indexOf(names []string, key []byte) int {
+	for i, n := range names {
+		if string(key) == n {
+			return i
+		}
+	}
+	return -1
+}
+
+// build fills r from line (without its '\n'). r's strings alias line and the
+// arena: they are valid until the arena is reset or the chunk released.
+func (b *recordBuilder) build(line []byte, r *Row) {
+	r.Reset()
+	if len(line) == 0 || line[0] != '{' {
+		// Fast path for plain text: a line that does not start with '{'
+		// (after optional spaces) is not a JSON object.
+		i := 0
+		for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
+			i++
+		}
+		if i == len(line) || line[i] != '{' {
+			b.plainLines++
+			b.plain(line, r)
+			return
+		}
+	}
+	msgPrio, timePrio := len(b.msgFields), len(b.timeFields)
+	var msg, tm string
+	var msgName, timeName string
+	it := &b.it
+	it.Reset(line)
+	for it.Next() {
+		key := it.Key()
+		if p := indexOf(b.msgFields, key); p >= 0 && p < msgPrio {
+			if msgPrio < len(b.msgFields) {
+				b.keep(r, msgName, msg) // a better candidate demotes the previous one
+			}
+			msgPrio, msgName = p, b.msgFields[p]
+			msg = b.value()
+			continue
+		}
+		if p := indexOf(b.timeFields, key); p >= 0 && p < timePrio {
+			if timePrio < len(b.timeFields) {
+				b.keep(r, timeName, tm)
+			}
+			timePrio, timeName = p, b.timeFields[p]
+			tm = b.value()
+			continue
+		}
+		if b.need.hasBytes(key) {
+			var name string
+			if it.Depth() == 0 && !b.need.all {
+				name = b.needName(key)
+			} else {
+				name = b.arena.add(key)
+			}
+			r.Set(name, b.value())
+		}
+	}
+	if it.Err() != nil {
+		b.badLines++
+		b.plain(line, r)
+		return
+	}
+	if b.needMsg {
+		if msg == "" {
+			msg = missingMsg
+		}
+		r.Set("_msg", msg)
+	}
+	if b.needTime && tm != "" {
+		if ns, ok := parseTimeValue(tm); ok {
+			r.Time, r.HasTime = ns, true
+			if b.needTimeTx {
+				r.Set("_time", b.arena.take(appendTime(b.arena.appendBuf(40), ns)))
+				r.HasTime = true
+			}
+		} else {
+			b.badTimes++
+		}
+	}
+}
+
+// keep adds a demoted message or time candidate as an ordinary field.
+func (b *recordBuilder) keep(r *Row, name, value string) {
+	if b.need.has(name) {
+		r.Set(name, value)
+	}
+}
+
+// needName returns the needed name equal to key, so that no copy is made.
+func (b *recordBuilder) needName(key []byte) string {
+	for _, n := range b.need.names {
+		if string(key) == n {
+			return n
+		}
+	}
+	return b.arena.add(key)
+}
+
+// value returns the current leaf's text, copied into the arena only when it
+// does not alias the line.
+func (b *recordBuilder) value() string {
+	it := &b.it
+	switch it.Kind() {
+	case ndjson.KindString:
+		if !it.Escaped() {
+			return unsafeString(it.Raw())
+		}
+		return b.arena.add(it.Value())
+	case ndjson.KindNumber:
+		return unsafeString(it.Raw())
+	case ndjson.KindTrue:
+		return "true"
+	case ndjson.KindFalse:
+		return "false"
+	case ndjson.KindNull:
+		return ""
+	}
+	return b.arena.add(it.Value())
+}
+
+// plain makes r a plain-text log: the whole line is its _msg.
+func (b *recordBuilder) plain(line []byte, r *Row) {
+	r.Reset()
+	if b.needMsg {
+		r.Set("_msg", unsafeString(line))
+	}
+}
