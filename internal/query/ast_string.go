@@ -1,0 +1,570 @@
+package query
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// This file prints the syntax tree as canonical LogsQL. Parsing the output
+// of Query.String() with the same "now" gives a tree equal (reflect.DeepEqual)
+// to the printed one. The canonical form:
+//
+//   - follows VictoriaLogs' own printing, so that default stats result
+//     names such as "count(*) if (error)" match it: a leaf filter on _msg has
+//     no field prefix ("error", "=x", "~\"re\""), except "_msg:*", which is
+//     not "*" (every row);
+//   - writes AND as a space, OR as " or " and NOT as "!", with parentheses
+//     only where precedence needs them;
+//   - quotes words, field names and values only when they are not plain
+//     words or when the parser would take them for keywords ("and", "in");
+//   - always quotes regexps, patterns and string comparison values;
+//   - writes numbers, _time filters and buckets as they were written.
+
+// quoteToken returns s unchanged if it lexes back as one word that is not a
+// keyword, and strconv.Quote(s) otherwise.
+func quoteToken(s string) string {
+	if isWordText(s) && !reservedWords[strings.ToLower(s)] {
+		return s
+	}
+	return strconv.Quote(s)
+}
+
+// quoteFieldPattern prints a field name or a prefix pattern ending in '*'
+// such as "http*" or `"my field"*`.
+func quoteFieldPattern(s string) string {
+	if prefix, ok := strings.CutSuffix(s, "*"); ok {
+		if prefix == "" {
+			return "*"
+		}
+		return quoteToken(prefix) + "*"
+	}
+	return quoteToken(s)
+}
+
+// quoteFilterField prints the field name of a leaf filter. _time, _stream and
+// _stream_id are quoted so that they do not start the special filters.
+func quoteFilterField(s string) string {
+	switch s {
+	case "_time", "_stream", "_stream_id":
+		return strconv.Quote(s)
+	}
+	return quoteToken(s)
+}
+
+// leafField prints the "field:" prefix of a leaf filter, or "" for _msg.
+func leafField(field string) string {
+	if field == "_msg" {
+		return ""
+	}
+	return quoteFilterField(field) + ":"
+}
+
+// quoteStringValue prints the value of a string comparison; values that
+// start like a number are quoted too, so that they stay strings.
+func quoteStringValue(s string) string {
+	if isNumberPrefixLit(s) {
+		return strconv.Quote(s)
+	}
+	return quoteToken(s)
+}
+
+// numText prints a number as written, quoting it if it contains runes that
+// would split it into several tokens (a timestamp with a space, say).
+func numText(s string) string {
+	for _, r := range s {
+		if r == utf8.RuneError || unicode.IsSpace(r) || strings.ContainsRune("\"'`,()[]|#*", r) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
+}
+
+// String returns the query as canonical LogsQL.
+func (q *Query) String() string {
+	var b strings.Builder
+	if q.Filter == nil {
+		b.WriteString("*")
+	} else {
+		b.WriteString(q.Filter.String())
+	}
+	for _, p := range q.Pipes {
+		b.WriteString(" | ")
+		b.WriteString(p.String())
+	}
+	return b.String()
+}
+
+func (*FilterAll) String() string { return "*" }
+
+func (f *FilterAnd) String() string {
+	a := make([]string, len(f.Filters))
+	for i, c := range f.Filters {
+		a[i] = c.String()
+		switch c.(type) {
+		case *FilterOr, *FilterAnd:
+			a[i] = "(" + a[i] + ")"
+		}
+	}
+	return strings.Join(a, " ")
+}
+
+func (f *FilterOr) String() string {
+	a := make([]string, len(f.Filters))
+	for i, c := range f.Filters {
+		a[i] = c.String()
+		if _, ok := c.(*FilterOr); ok {
+			a[i] = "(" + a[i] + ")"
+		}
+	}
+	return strings.Join(a, " or ")
+}
+
+func (f *FilterNot) String() string {
+	s := f.Filter.String()
+	switch f.Filter.(type) {
+	case *FilterAnd, *FilterOr, *FilterNot:
+		s = "(" + s + ")"
+	}
+	return "!" + s
+}
+
+func (f *FilterPhrase) String() string {
+	if f.CaseInsensitive {
+		return leafField(f.Field) + "i(" + quoteToken(f.Phrase) + ")"
+	}
+	return leafField(f.Field) + quoteToken(f.Phrase)
+}
+
+func (f *FilterPrefix) String() string {
+	prefix := ""
+	if f.Prefix != "" {
+		prefix = quoteToken(f.Prefix)
+	}
+	if f.CaseInsensitive {
+		return leafField(f.Field) + "i(" + prefix + "*)"
+	}
+	if prefix == "" {
+		// "*" alone is FilterAll.
+		return quoteFilterField(f.Field) + ":*"
+	}
+	return leafField(f.Field) + prefix + "*"
+}
+
+func (f *FilterExact) String() string {
+	s := leafField(f.Field) + "=" + quoteToken(f.Value)
+	if f.Prefix {
+		s += "*"
+	}
+	return s
+}
+
+// joinTokens quotes every value where needed and joins them with ", ".
+func joinTokens(values []string) string {
+	a := make([]string, len(values))
+	for i, v := range values {
+		a[i] = quoteToken(v)
+	}
+	return strings.Join(a, ", ")
+}
+
+// joinFieldPatterns quotes field names and patterns and joins them with ", ".
+func joinFieldPatterns(fields []string) string {
+	a := make([]string, len(fields))
+	for i, f := range fields {
+		a[i] = quoteFieldPattern(f)
+	}
+	return strings.Join(a, ", ")
+}
+
+func (f *FilterIn) String() string {
+	return leafField(f.Field) + "in(" + joinTokens(f.Values) + ")"
+}
+
+func (f *FilterContainsAny) String() string {
+	return leafField(f.Field) + "contains_any(" + joinTokens(f.Phrases) + ")"
+}
+
+func (f *FilterContainsAll) String() string {
+	return leafField(f.Field) + "contains_all(" + joinTokens(f.Phrases) + ")"
+}
+
+func (f *FilterSeq) String() string {
+	return leafField(f.Field) + "seq(" + joinTokens(f.Phrases) + ")"
+}
+
+func (f *FilterRegexp) String() string {
+	return leafField(f.Field) + "~" + strconv.Quote(f.Expr)
+}
+
+func (f *FilterCompare) String() string {
+	s := leafField(f.Field) + f.Op
+	switch {
+	case f.IsString:
+		return s + quoteStringValue(f.Value)
+	case f.Text != "":
+		return s + numText(f.Text)
+	}
+	return s + strconv.FormatFloat(f.Num, 'g', -1, 64)
+}
+
+func (f *FilterRange) String() string {
+	var b strings.Builder
+	b.WriteString(leafField(f.Field))
+	b.WriteString("range")
+	if f.LoInc {
+		b.WriteByte('[')
+	} else {
+		b.WriteByte('(')
+	}
+	b.WriteString(rangeBound(f.LoText, f.Lo))
+	b.WriteString(", ")
+	b.WriteString(rangeBound(f.HiText, f.Hi))
+	if f.HiInc {
+		b.WriteByte(']')
+	} else {
+		b.WriteByte(')')
+	}
+	return b.String()
+}
+
+// rangeBound prints a range() bound from its text, or from its value when
+// the text is missing.
+func rangeBound(text string, v float64) string {
+	if text != "" {
+		return numText(text)
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
+}
+
+// String prints "_time:" and Text. A FilterTime built without Text (not by
+// the parser) prints its bounds at nanosecond precision.
+func (f *FilterTime) String() string {
+	if f.Text != "" {
+		return "_time:" + f.Text
+	}
+	ns := func(t int64) string {
+		return time.Unix(0, t).UTC().Format("2006-01-02T15:04:05.000000000Z")
+	}
+	switch {
+	case f.Min == math.MinInt64 && f.Max == math.MaxInt64:
+		return "*"
+	case f.Min == math.MinInt64:
+		return "_time:<=" + ns(f.Max)
+	case f.Max == math.MaxInt64:
+		return "_time:>=" + ns(f.Min)
+	}
+	return "_time:[" + ns(f.Min) + ", " + ns(f.Max) + "]"
+}
+
+func (p *PipeFields) String() string { return "fields " + joinFieldPatterns(p.Fields) }
+
+func (p *PipeDelete) String() string { return "delete " + joinFieldPatterns(p.Fields) }
+
+// joinRenamePairs prints "a as b, c as d".
+func joinRenamePairs(pairs []RenamePair) string {
+	a := make([]string, len(pairs))
+	for i, rp := range pairs {
+		a[i] = quoteFieldPattern(rp.Src) + " as " + quoteFieldPattern(rp.Dst)
+	}
+	return strings.Join(a, ", ")
+}
+
+func (p *PipeRename) String() string { return "rename " + joinRenamePairs(p.Pairs) }
+
+func (p *PipeCopy) String() string { return "copy " + joinRenamePairs(p.Pairs) }
+
+func (p *PipeFilter) String() string { return "filter " + p.Filter.String() }
+
+func (p *PipeLimit) String() string { return "limit " + strconv.FormatInt(p.N, 10) }
+
+func (p *PipeOffset) String() string { return "offset " + strconv.FormatInt(p.N, 10) }
+
+func (p *PipeSort) String() string {
+	var b strings.Builder
+	b.WriteString("sort")
+	if len(p.By) > 0 {
+		b.WriteString(" by (")
+		for i, sf := range p.By {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(quoteToken(sf.Name))
+			if sf.Desc {
+				b.WriteString(" desc")
+			}
+		}
+		b.WriteString(")")
+	}
+	if p.Desc {
+		b.WriteString(" desc")
+	}
+	if p.Offset > 0 {
+		b.WriteString(" offset " + strconv.FormatInt(p.Offset, 10))
+	}
+	if p.Limit > 0 {
+		b.WriteString(" limit " + strconv.FormatInt(p.Limit, 10))
+	}
+	return b.String()
+}
+
+// String prints a by field of stats: "level", "_time:1m", "_time:1d offset 3h".
+func (bf *ByField) String() string {
+	s := quoteToken(bf.Name)
+	if bf.Bucket != "" {
+		s += ":" + numText(bf.Bucket)
+		if bf.OffsetText != "" {
+			s += " offset " + numText(bf.OffsetText)
+		}
+	}
+	return s
+}
+
+// callString prints the function with its arguments and limit, without the
+// if filter and result name: "count(*)", "quantile(0.5, x)",
+// "count_uniq(a) limit 10". Without "as", this (plus " if (...)") is the
+// result name.
+func (sf *StatsFunc) callString() string {
+	args := ""
+	switch sf.Name {
+	case "rate":
+	case "quantile":
+		args = sf.PhiText
+		if args == "" {
+			args = strconv.FormatFloat(sf.Phi, 'f', -1, 64)
+		}
+		if len(sf.Fields) > 0 {
+			args += ", " + joinFieldPatterns(sf.Fields)
+		}
+	case "row_min", "row_max":
+		args = joinFieldPatterns(sf.Fields)
+	default:
+		args = "*"
+		if len(sf.Fields) > 0 {
+			args = joinFieldPatterns(sf.Fields)
+		}
+	}
+	s := sf.Name + "(" + args + ")"
+	if sf.Limit > 0 {
+		s += " limit " + strconv.FormatInt(sf.Limit, 10)
+	}
+	return s
+}
+
+// String prints "func(args) [if (filter)] as result".
+func (sf *StatsFunc) String() string {
+	s := sf.callString()
+	if sf.If != nil {
+		s += " if (" + sf.If.String() + ")"
+	}
+	return s + " as " + quoteToken(sf.Result)
+}
+
+func (p *PipeStats) String() string {
+	var b strings.Builder
+	b.WriteString("stats")
+	if len(p.By) > 0 {
+		b.WriteString(" by (")
+		for i := range p.By {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(p.By[i].String())
+		}
+		b.WriteString(")")
+	}
+	for i := range p.Funcs {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString(" ")
+		b.WriteString(p.Funcs[i].String())
+	}
+	return b.String()
+}
+
+func (p *PipeTop) String() string {
+	s := "top " + strconv.FormatInt(p.N, 10)
+	if len(p.By) > 0 {
+		s += " by (" + joinFieldPatterns(p.By) + ")"
+	}
+	if p.HitsName != "hits" {
+		s += " hits as " + quoteToken(p.HitsName)
+	}
+	switch p.Rank {
+	case "":
+	case "rank":
+		s += " rank"
+	default:
+		s += " rank as " + quoteToken(p.Rank)
+	}
+	return s
+}
+
+func (p *PipeUniq) String() string {
+	s := "uniq"
+	if len(p.By) > 0 {
+		s += " by (" + joinFieldPatterns(p.By) + ")"
+	}
+	if p.WithHits {
+		s += " with hits"
+	}
+	if p.Limit > 0 {
+		s += " limit " + strconv.FormatInt(p.Limit, 10)
+	}
+	return s
+}
+
+// ifString prints " if (filter)" or "" for a nil filter.
+func ifString(f Filter) string {
+	if f == nil {
+		return ""
+	}
+	return " if (" + f.String() + ")"
+}
+
+// fromString prints " from field", or "" for the default _msg.
+func fromString(from string) string {
+	if from == "" || from == "_msg" {
+		return ""
+	}
+	return " from " + quoteToken(from)
+}
+
+// keepSkipString prints the keep_original_fields and skip_empty_results
+// options.
+func keepSkipString(keep, skip bool) string {
+	s := ""
+	if keep {
+		s += " keep_original_fields"
+	}
+	if skip {
+		s += " skip_empty_results"
+	}
+	return s
+}
+
+func (p *PipeExtract) String() string {
+	return "extract" + ifString(p.If) + " " + strconv.Quote(p.Pattern) + fromString(p.From) +
+		keepSkipString(p.KeepOriginalFields, p.SkipEmptyResults)
+}
+
+func (p *PipeExtractRegexp) String() string {
+	return "extract_regexp" + ifString(p.If) + " " + strconv.Quote(p.Expr) + fromString(p.From) +
+		keepSkipString(p.KeepOriginalFields, p.SkipEmptyResults)
+}
+
+func (p *PipeUnpack) String() string {
+	s := "unpack_" + p.Format + ifString(p.If) + fromString(p.From)
+	if len(p.Fields) > 0 {
+		s += " fields (" + joinFieldPatterns(p.Fields) + ")"
+	}
+	if p.ResultPrefix != "" {
+		s += " result_prefix " + strconv.Quote(p.ResultPrefix)
+	}
+	return s + keepSkipString(p.KeepOriginalFields, p.SkipEmptyResults)
+}
+
+// isMathBinary reports whether e is a binary operator node and returns its
+// priority.
+func isMathBinary(e *MathExpr) (int, bool) {
+	prio, ok := mathOps[e.Op]
+	return prio, ok && len(e.Args) == 2
+}
+
+// quoteMathField prints a field name inside a math expression; names that
+// start like a number are quoted as well.
+func quoteMathField(s string) string {
+	if isNumberPrefixLit(s) {
+		return strconv.Quote(s)
+	}
+	return quoteToken(s)
+}
+
+// String prints the expression with the fewest parentheses that keep its
+// structure.
+func (e *MathExpr) String() string {
+	switch e.Op {
+	case "num":
+		if e.Text != "" {
+			return e.Text
+		}
+		return strconv.FormatFloat(e.Num, 'g', -1, 64)
+	case "field":
+		return quoteMathField(canonicalField(e.Field))
+	case "neg":
+		if len(e.Args) == 1 {
+			s := e.Args[0].String()
+			if _, ok := isMathBinary(e.Args[0]); ok {
+				s = "(" + s + ")"
+			}
+			return "-" + s
+		}
+	}
+	if prio, ok := isMathBinary(e); ok {
+		l, r := e.Args[0].String(), e.Args[1].String()
+		if lp, ok := isMathBinary(e.Args[0]); ok && lp > prio {
+			l = "(" + l + ")"
+		}
+		if rp, ok := isMathBinary(e.Args[1]); ok && rp >= prio {
+			r = "(" + r + ")"
+		}
+		return l + " " + e.Op + " " + r
+	}
+	a := make([]string, len(e.Args))
+	for i, arg := range e.Args {
+		a[i] = arg.String()
+	}
+	return e.Op + "(" + strings.Join(a, ", ") + ")"
+}
+
+func (p *PipeMath) String() string {
+	a := make([]string, len(p.Assigns))
+	for i, as := range p.Assigns {
+		a[i] = as.Expr.String() + " as " + quoteToken(as.Result)
+	}
+	return "math " + strings.Join(a, ", ")
+}
+
+func (p *PipeFormat) String() string {
+	s := "format" + ifString(p.If) + " " + strconv.Quote(p.Pattern)
+	if p.Result != "" && p.Result != "_msg" {
+		s += " as " + quoteToken(p.Result)
+	}
+	return s + keepSkipString(p.KeepOriginalFields, p.SkipEmptyResults)
+}
+
+func (p *PipeLen) String() string {
+	return "len(" + quoteToken(p.Field) + ") as " + quoteToken(p.Result)
+}
+
+func (p *PipeFieldNames) String() string {
+	return "field_names as " + quoteToken(p.ResultName)
+}
+
+func (p *PipeFieldValues) String() string {
+	s := "field_values " + quoteToken(p.Field)
+	if p.Limit > 0 {
+		s += " limit " + strconv.FormatInt(p.Limit, 10)
+	}
+	return s
+}
+
+func (p *PipeFacets) String() string {
+	s := "facets " + strconv.FormatInt(p.N, 10)
+	if p.MaxValuesPerField > 0 {
+		s += " max_values_per_field " + strconv.FormatInt(p.MaxValuesPerField, 10)
+	}
+	if p.MaxValueLen > 0 {
+		s += " max_value_len " + strconv.FormatInt(p.MaxValueLen, 10)
+	}
+	if p.KeepConstFields {
+		s += " keep_const_fields"
+	}
+	return s
+}
+
+func (p *PipeUnroll) String() string { return "unroll (" + joinFieldPatterns(p.Fields) + ")" }

@@ -1,0 +1,800 @@
+package query
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// This file parses the pipes after the filter, one function per pipe. stats
+// is in parser_stats.go and math in parser_math.go.
+
+// parsePipe parses one pipe; the current token is its first token.
+func (p *parser) parsePipe() (Pipe, error) {
+	t := p.cur()
+	next := p.peek(1)
+	if t.kind == lexWord {
+		name := strings.ToLower(t.text)
+		switch name {
+		case "fields", "keep":
+			return p.parseFieldsPipe()
+		case "delete", "del", "rm", "drop":
+			return p.parseDeletePipe()
+		case "rename", "mv":
+			pairs, err := p.parseRenamePairs(name)
+			if err != nil {
+				return nil, err
+			}
+			return &PipeRename{Pairs: pairs}, nil
+		case "copy", "cp":
+			pairs, err := p.parseRenamePairs(name)
+			if err != nil {
+				return nil, err
+			}
+			return &PipeCopy{Pairs: pairs}, nil
+		case "filter", "where":
+			p.next()
+			if p.isTrailer() {
+				return nil, p.errorf(p.cur().pos, "missing filter after %q", t.raw)
+			}
+			f, err := p.parseOr("")
+			if err != nil {
+				return nil, err
+			}
+			return &PipeFilter{Filter: f}, nil
+		case "limit", "head":
+			p.next()
+			n := int64(10)
+			if !p.isTrailer() {
+				var err error
+				if n, err = p.parseCount(name); err != nil {
+					return nil, err
+				}
+			}
+			return &PipeLimit{N: n}, nil
+		case "offset", "skip":
+			p.next()
+			n, err := p.parseCount(name)
+			if err != nil {
+				return nil, err
+			}
+			return &PipeOffset{N: n}, nil
+		case "sort", "order":
+			return p.parseSortPipe()
+		case "stats":
+			p.next()
+			return p.parseStatsPipe()
+		case "top":
+			return p.parseTopPipe()
+		case "uniq":
+			return p.parseUniqPipe()
+		case "extract", "extract_regexp":
+			return p.parseExtractPipe(name)
+		case "unpack_json", "unpack_logfmt":
+			return p.parseUnpackPipe(name)
+		case "math", "eval":
+			p.next()
+			return p.parseMathPipe()
+		case "format":
+			return p.parseFormatPipe()
+		case "len":
+			return p.parseLenPipe()
+		case "field_names":
+			return p.parseFieldNamesPipe()
+		case "field_values":
+			return p.parseFieldValuesPipe()
+		case "facets":
+			return p.parseFacetsPipe()
+		case "unroll":
+			return p.parseUnrollPipe()
+		}
+		if slices.Contains(unsupportedPipes, name) {
+			return nil, p.errorf(t.pos, "pipe %q is not supported by spate", name)
+		}
+		if isStatsFuncName(name) || name == "by" {
+			// "| count() as n" is stats without the keyword.
+			return p.parseStatsPipe()
+		}
+		if next.kind == lexPunct && next.text == ":" {
+			// "| level:error" is filter without the keyword.
+			return p.parseFilterPipeNoKeyword()
+		}
+		return nil, p.errorHint(t.pos, hintCloseNames(name, supportedPipes, unsupportedPipes, supportedStatsFuncs),
+			"unknown pipe %q", t.text)
+	}
+	if p.isPunct("(") {
+		// "| (level) count()" is stats without the keyword.
+		return p.parseStatsPipe()
+	}
+	if t.kind == lexQuoted || t.kind == lexBadQuote || t.kind == lexPunct && t.text != ")" && t.text != "|" {
+		return p.parseFilterPipeNoKeyword()
+	}
+	return nil, p.errorf(t.pos, "missing pipe; got %s", p.describe())
+}
+
+// parseFilterPipeNoKeyword parses a filter pipe written without "filter".
+func (p *parser) parseFilterPipeNoKeyword() (Pipe, error) {
+	f, err := p.parseOr("")
+	if err != nil {
+		return nil, err
+	}
+	return &PipeFilter{Filter: f}, nil
+}
+
+// parseCount parses the N of "limit N", "offset N" and similar options.
+func (p *parser) parseCount(what string) (int64, error) {
+	pos := p.cur().pos
+	s, err := p.compound(stopsGeneric, "number after '"+what+"'")
+	if err != nil {
+		return 0, err
+	}
+	n, ok := parseUintLit(s)
+	if !ok {
+		return 0, p.errorHint(pos, fmt.Sprintf("%s takes a non-negative integer such as 10", what),
+			"cannot parse %q as the number for '%s'", s, what)
+	}
+	return n, nil
+}
+
+// parseIf parses "if (filter)"; the current token is "if".
+func (p *parser) parseIf() (Filter, error) {
+	p.next()
+	if err := p.expectPunct("(", "after 'if'"); err != nil {
+		return nil, err
+	}
+	if p.isPunct(")") {
+		return nil, p.errorf(p.cur().pos, "missing filter inside 'if (...)'")
+	}
+	f, err := p.parseOr("")
+	if err != nil {
+		return nil, err
+	}
+	if err := p.expectPunct(")", "at the end of 'if (...)'"); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// parseFieldName reads a field name (not a pattern).
+func (p *parser) parseFieldName(what string) (string, error) {
+	pos := p.cur().pos
+	name, pattern, err := p.parseFieldPattern(what)
+	if err != nil {
+		return "", err
+	}
+	if pattern {
+		return "", p.errorf(pos, "%s cannot be a '*' pattern", what)
+	}
+	return name, nil
+}
+
+// parseFieldPattern reads a field name or a prefix pattern ending in '*'
+// ("http*", `"my field"*`, "*"); pattern reports the latter.
+func (p *parser) parseFieldPattern(what string) (name string, pattern bool, err error) {
+	if p.isPunct("*") {
+		p.next()
+		return "*", true, nil
+	}
+	s, err := p.compound(stopsField, what)
+	if err != nil {
+		return "", false, err
+	}
+	if p.isPunct("*") && !p.cur().space {
+		p.next()
+		return s + "*", true, nil
+	}
+	return canonicalField(s), false, nil
+}
+
+// parseFieldPatterns reads "a, b, c*"; with parens set it reads "(a, b)"
+// (possibly empty) instead. Patterns are refused unless allowPatterns.
+func (p *parser) parseFieldPatterns(what string, parens, allowPatterns bool) ([]string, error) {
+	if parens {
+		if err := p.expectPunct("(", "before the "+what+" list"); err != nil {
+			return nil, err
+		}
+		if p.isPunct(")") {
+			p.next()
+			return nil, nil
+		}
+	}
+	var fields []string
+	for {
+		var f string
+		var err error
+		if allowPatterns {
+			f, _, err = p.parseFieldPattern(what)
+		} else {
+			f, err = p.parseFieldName(what)
+		}
+		if err != nil {
+			return nil, err
+		}
+		fields = append(fields, f)
+		if !p.isPunct(",") {
+			break
+		}
+		p.next()
+	}
+	if parens {
+		if err := p.expectPunct(")", "at the end of the "+what+" list"); err != nil {
+			return nil, err
+		}
+	}
+	return fields, nil
+}
+
+// parseFieldsPipe parses "fields a, b, http*".
+func (p *parser) parseFieldsPipe() (Pipe, error) {
+	p.next()
+	fields, err := p.parseFieldPatterns("field name", false, true)
+	if err != nil {
+		return nil, err
+	}
+	return &PipeFields{Fields: fields}, nil
+}
+
+// parseDeletePipe parses "delete a, b".
+func (p *parser) parseDeletePipe() (Pipe, error) {
+	p.next()
+	fields, err := p.parseFieldPatterns("field name", false, true)
+	if err != nil {
+		return nil, err
+	}
+	return &PipeDelete{Fields: fields}, nil
+}
+
+// parseRenamePairs parses "src as dst, ..." of rename and copy ("as" is
+// optional).
+func (p *parser) parseRenamePairs(pipe string) ([]RenamePair, error) {
+	p.next()
+	var pairs []RenamePair
+	for {
+		srcPos := p.cur().pos
+		src, _, err := p.parseFieldPattern("source field")
+		if err != nil {
+			return nil, err
+		}
+		if p.isKw("as") {
+			p.next()
+		}
+		dstPos := p.cur().pos
+		dst, _, err := p.parseFieldPattern("destination field")
+		if err != nil {
+			return nil, err
+		}
+		srcWild, dstWild := strings.HasSuffix(src, "*"), strings.HasSuffix(dst, "*")
+		switch {
+		case srcWild && !dstWild:
+			return nil, p.errorHint(dstPos, fmt.Sprintf("write %s as %s*", quoteFieldPattern(src), quoteToken(dst)),
+				"%s: the destination of the pattern %s must end with '*'", pipe, quoteFieldPattern(src))
+		case dstWild && !srcWild:
+			return nil, p.errorf(srcPos, "%s: the source of the pattern %s must end with '*'", pipe, quoteFieldPattern(dst))
+		}
+		pairs = append(pairs, RenamePair{Src: src, Dst: dst})
+		if !p.isPunct(",") {
+			return pairs, nil
+		}
+		p.next()
+	}
+}
+
+// parseSortPipe parses "sort [by] (a, b desc) [desc] [offset N] [limit N]".
+func (p *parser) parseSortPipe() (Pipe, error) {
+	p.next()
+	ps := &PipeSort{}
+	hasBy := p.isKw("by")
+	if hasBy {
+		p.next()
+	}
+	if p.isPunct("(") || hasBy {
+		if err := p.expectPunct("(", "after 'sort by'"); err != nil {
+			return nil, err
+		}
+		for !p.isPunct(")") {
+			name, err := p.parseFieldName("sort field")
+			if err != nil {
+				return nil, err
+			}
+			sf := SortField{Name: name}
+			if p.isKw("desc") {
+				p.next()
+				sf.Desc = true
+			} else if p.isKw("asc") {
+				p.next()
+			}
+			ps.By = append(ps.By, sf)
+			if p.isPunct(")") {
+				break
+			}
+			if !p.isPunct(",") {
+				return nil, p.errorf(p.cur().pos, "missing ',' or ')' in 'sort by (...)'; got %s", p.describe())
+			}
+			p.next()
+		}
+		p.next()
+	}
+	if p.isKw("desc") {
+		p.next()
+		ps.Desc = true
+	} else if p.isKw("asc") {
+		p.next()
+	}
+	seenOffset, seenLimit := false, false
+	for {
+		switch {
+		case p.isKw("offset"):
+			if seenOffset {
+				return nil, p.errorf(p.cur().pos, "duplicate 'offset' in sort pipe")
+			}
+			seenOffset = true
+			p.next()
+			n, err := p.parseCount("offset")
+			if err != nil {
+				return nil, err
+			}
+			ps.Offset = n
+		case p.isKw("limit"):
+			if seenLimit {
+				return nil, p.errorf(p.cur().pos, "duplicate 'limit' in sort pipe")
+			}
+			seenLimit = true
+			p.next()
+			n, err := p.parseCount("limit")
+			if err != nil {
+				return nil, err
+			}
+			ps.Limit = n
+		case p.isKw("rank", "partition"):
+			return nil, p.errorf(p.cur().pos, "%q in sort pipe is not supported by spate", strings.ToLower(p.cur().text))
+		default:
+			return ps, nil
+		}
+	}
+}
+
+// parseByList parses the field list of top, uniq and unroll: "by (a, b)",
+// "(a, b)", "by a, b" or "a, b". A bare list ends before one of the option
+// keywords stops. A '*' in the list means all fields and gives an empty
+// list.
+func (p *parser) parseByList(pipe string, stops ...string) ([]string, error) {
+	hasBy := p.isKw("by")
+	if hasBy {
+		p.next()
+	}
+	var fields []string
+	var err error
+	switch {
+	case p.isPunct("("):
+		fields, err = p.parseFieldPatterns(pipe+" field", true, true)
+	case !p.isTrailer() && !p.isKw(stops...):
+		fields, err = p.parseFieldPatterns(pipe+" field", false, true)
+	case hasBy:
+		return nil, p.errorf(p.cur().pos, "missing fields after 'by' in %s pipe; got %s", pipe, p.describe())
+	}
+	if err != nil {
+		return nil, err
+	}
+	if slices.Contains(fields, "*") {
+		return nil, nil
+	}
+	for _, f := range fields {
+		if strings.HasSuffix(f, "*") {
+			return nil, p.errorf(p.cur().pos, "%s field %s cannot end with '*'", pipe, quoteFieldPattern(f))
+		}
+	}
+	return fields, nil
+}
+
+// parseTopPipe parses "top [N] [by] (a, b) [hits as x] [rank [as r]]".
+func (p *parser) parseTopPipe() (Pipe, error) {
+	p.next()
+	pt := &PipeTop{N: 10}
+	if t := p.cur(); t.kind == lexWord && isNumberPrefixLit(t.text) {
+		pos := t.pos
+		s, err := p.compound(stopsGeneric, "N of top")
+		if err != nil {
+			return nil, err
+		}
+		f, ok := parseNumberLit(s)
+		if !ok || f < 1 || f > 1<<62 || f != float64(int64(f)) {
+			return nil, p.errorf(pos, "N in 'top %s' must be an integer bigger than 0", s)
+		}
+		pt.N = int64(f)
+	}
+	by, err := p.parseByList("top", "hits", "rank")
+	if err != nil {
+		return nil, err
+	}
+	pt.By = by
+	hitsSet := false
+	for {
+		switch {
+		case p.isKw("hits"):
+			p.next()
+			if !p.isKw("as") {
+				return nil, p.errorf(p.cur().pos, "missing 'as' after 'hits' in top pipe; got %s", p.describe())
+			}
+			p.next()
+			name, err := p.parseFieldName("hits field name")
+			if err != nil {
+				return nil, err
+			}
+			pt.HitsName = name
+			hitsSet = true
+		case p.isKw("rank"):
+			p.next()
+			pt.Rank = "rank"
+			if p.isKw("as") {
+				p.next()
+				name, err := p.parseFieldName("rank field name")
+				if err != nil {
+					return nil, err
+				}
+				pt.Rank = name
+			}
+		default:
+			if !hitsSet {
+				pt.HitsName = "hits"
+				for slices.Contains(pt.By, pt.HitsName) {
+					pt.HitsName += "s"
+				}
+			}
+			return pt, nil
+		}
+	}
+}
+
+// parseUniqPipe parses "uniq [by] (a, b) [with hits] [limit N]".
+func (p *parser) parseUniqPipe() (Pipe, error) {
+	p.next()
+	pos := p.cur().pos
+	by, err := p.parseByList("uniq", "with", "hits", "limit", "filter")
+	if err != nil {
+		return nil, err
+	}
+	if len(by) == 0 {
+		return nil, p.errorHint(pos, "for example: uniq by (level)", "missing fields in uniq pipe")
+	}
+	pu := &PipeUniq{By: by}
+	for {
+		switch {
+		case p.isKw("filter"):
+			return nil, p.errorf(p.cur().pos, "'filter' in uniq pipe is not supported by spate")
+		case p.isKw("with"):
+			p.next()
+			if !p.isKw("hits") {
+				return nil, p.errorf(p.cur().pos, "missing 'hits' after 'with' in uniq pipe; got %s", p.describe())
+			}
+			p.next()
+			pu.WithHits = true
+		case p.isKw("hits"):
+			p.next()
+			pu.WithHits = true
+		case p.isKw("limit"):
+			p.next()
+			n, err := p.parseCount("limit")
+			if err != nil {
+				return nil, err
+			}
+			pu.Limit = n
+		default:
+			return pu, nil
+		}
+	}
+}
+
+// parseExtractPipe parses extract and extract_regexp:
+// "extract [if (f)] "pattern" [from f] [keep_original_fields] [skip_empty_results]".
+func (p *parser) parseExtractPipe(name string) (Pipe, error) {
+	p.next()
+	var iff Filter
+	if p.isKw("if") {
+		f, err := p.parseIf()
+		if err != nil {
+			return nil, err
+		}
+		iff = f
+	}
+	from := "_msg"
+	if p.isKw("from") {
+		p.next()
+		f, err := p.parseFieldName("field after 'from'")
+		if err != nil {
+			return nil, err
+		}
+		from = f
+	}
+	patPos := p.cur().pos
+	pattern, err := p.compound(stopsGeneric, "pattern")
+	if err != nil {
+		return nil, err
+	}
+	if p.isKw("from") {
+		p.next()
+		f, err := p.parseFieldName("field after 'from'")
+		if err != nil {
+			return nil, err
+		}
+		from = f
+	}
+	keep, skip := p.parseKeepSkip()
+	if name == "extract" {
+		if err := p.checkExtractPattern(patPos, pattern); err != nil {
+			return nil, err
+		}
+		return &PipeExtract{If: iff, Pattern: pattern, From: from, KeepOriginalFields: keep, SkipEmptyResults: skip}, nil
+	}
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		return nil, p.errorHint(patPos, "the syntax is RE2: https://github.com/google/re2/wiki/Syntax",
+			"invalid regexp %q: %s", pattern, strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+	}
+	named := slices.ContainsFunc(re.SubexpNames(), func(s string) bool { return s != "" })
+	if !named {
+		return nil, p.errorHint(patPos, `name a group like this: (?P<name>[0-9]+)`,
+			"the regexp %q of extract_regexp has no named group", pattern)
+	}
+	return &PipeExtractRegexp{If: iff, Expr: pattern, From: from, KeepOriginalFields: keep, SkipEmptyResults: skip}, nil
+}
+
+// parseKeepSkip parses the optional keep_original_fields and
+// skip_empty_results options in any order.
+func (p *parser) parseKeepSkip() (keep, skip bool) {
+	for {
+		switch {
+		case p.isKw("keep_original_fields"):
+			keep = true
+		case p.isKw("skip_empty_results"):
+			skip = true
+		default:
+			return keep, skip
+		}
+		p.next()
+	}
+}
+
+// checkExtractPattern checks that an extract pattern has at least one named
+// placeholder such as <ip> (<_> matches without storing).
+func (p *parser) checkExtractPattern(pos int, pattern string) error {
+	for _, name := range patternFields(pattern) {
+		if name != "_" && name != "" {
+			return nil
+		}
+	}
+	return p.errorHint(pos, `name a placeholder like this: "ip=<ip> "`,
+		"the pattern %q of extract must have at least one named placeholder <name>", pattern)
+}
+
+// patternFields returns the names inside the <...> placeholders of an
+// extract or format pattern, without modifiers ("<uc:level>" gives "level").
+func patternFields(pattern string) []string {
+	var names []string
+	for {
+		start := strings.IndexByte(pattern, '<')
+		if start < 0 {
+			return names
+		}
+		pattern = pattern[start+1:]
+		end := strings.IndexByte(pattern, '>')
+		if end < 0 {
+			return names
+		}
+		name := pattern[:end]
+		pattern = pattern[end+1:]
+		if i := strings.IndexByte(name, ':'); i >= 0 {
+			name = name[i+1:]
+		}
+		names = append(names, strings.TrimSpace(name))
+	}
+}
+
+// parseUnpackPipe parses unpack_json and unpack_logfmt: "unpack_json [if
+// (f)] [from f] [fields (a, b)] [result_prefix "p"] [keep_original_fields]
+// [skip_empty_results]".
+func (p *parser) parseUnpackPipe(name string) (Pipe, error) {
+	p.next()
+	pu := &PipeUnpack{Format: strings.TrimPrefix(name, "unpack_"), From: "_msg"}
+	if p.isKw("if") {
+		f, err := p.parseIf()
+		if err != nil {
+			return nil, err
+		}
+		pu.If = f
+	}
+	for {
+		switch {
+		case p.isKw("from"):
+			p.next()
+			f, err := p.parseFieldName("field after 'from'")
+			if err != nil {
+				return nil, err
+			}
+			pu.From = f
+		case p.isKw("fields"):
+			p.next()
+			fields, err := p.parseFieldPatterns("field name", true, false)
+			if err != nil {
+				return nil, err
+			}
+			pu.Fields = fields
+		case p.isKw("result_prefix"):
+			p.next()
+			s, err := p.compound(stopsGeneric, "prefix after 'result_prefix'")
+			if err != nil {
+				return nil, err
+			}
+			pu.ResultPrefix = s
+		case p.isKw("keep_original_fields"):
+			p.next()
+			pu.KeepOriginalFields = true
+		case p.isKw("skip_empty_results"):
+			p.next()
+			pu.SkipEmptyResults = true
+		default:
+			return pu, nil
+		}
+	}
+}
+
+// parseFormatPipe parses "format [if (f)] "pattern" [as result]
+// [keep_original_fields] [skip_empty_results]".
+func (p *parser) parseFormatPipe() (Pipe, error) {
+	p.next()
+	pf := &PipeFormat{Result: "_msg"}
+	if p.isKw("if") {
+		f, err := p.parseIf()
+		if err != nil {
+			return nil, err
+		}
+		pf.If = f
+	}
+	pos := p.cur().pos
+	pattern, err := p.compound(stopsGeneric, "pattern")
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range patternFields(pattern) {
+		if strings.HasSuffix(name, "*") {
+			return nil, p.errorf(pos, "the pattern %q of format cannot use a '*' pattern <%s>", pattern, name)
+		}
+	}
+	pf.Pattern = pattern
+	if p.isKw("as") {
+		p.next()
+		name, err := p.parseFieldName("result field after 'as'")
+		if err != nil {
+			return nil, err
+		}
+		pf.Result = name
+	}
+	pf.KeepOriginalFields, pf.SkipEmptyResults = p.parseKeepSkip()
+	return pf, nil
+}
+
+// parseOptionalParenField reads "f" or "(f)".
+func (p *parser) parseOptionalParenField(what string) (string, error) {
+	paren := p.isPunct("(")
+	if paren {
+		p.next()
+	}
+	name, err := p.parseFieldName(what)
+	if err != nil {
+		return "", err
+	}
+	if paren {
+		if err := p.expectPunct(")", "after "+what); err != nil {
+			return "", err
+		}
+	}
+	return name, nil
+}
+
+// parseLenPipe parses "len(f) [as] r"; the result defaults to _msg.
+func (p *parser) parseLenPipe() (Pipe, error) {
+	p.next()
+	field, err := p.parseOptionalParenField("field name")
+	if err != nil {
+		return nil, err
+	}
+	pl := &PipeLen{Field: field, Result: "_msg"}
+	if p.isKw("as") {
+		p.next()
+	}
+	if !p.isTrailer() {
+		name, err := p.parseFieldName("result field")
+		if err != nil {
+			return nil, err
+		}
+		pl.Result = name
+	}
+	return pl, nil
+}
+
+// parseFieldNamesPipe parses "field_names [as] [name]".
+func (p *parser) parseFieldNamesPipe() (Pipe, error) {
+	p.next()
+	pf := &PipeFieldNames{ResultName: "name"}
+	if p.isKw("as") {
+		p.next()
+	}
+	if !p.isTrailer() {
+		name, err := p.parseFieldName("result field")
+		if err != nil {
+			return nil, err
+		}
+		pf.ResultName = name
+	}
+	return pf, nil
+}
+
+// parseFieldValuesPipe parses "field_values f [limit N]".
+func (p *parser) parseFieldValuesPipe() (Pipe, error) {
+	p.next()
+	field, err := p.parseOptionalParenField("field name")
+	if err != nil {
+		return nil, err
+	}
+	pf := &PipeFieldValues{Field: field}
+	if p.isKw("limit") {
+		p.next()
+		if pf.Limit, err = p.parseCount("limit"); err != nil {
+			return nil, err
+		}
+	}
+	return pf, nil
+}
+
+// parseFacetsPipe parses "facets [N] [max_values_per_field N]
+// [max_value_len N] [keep_const_fields]".
+func (p *parser) parseFacetsPipe() (Pipe, error) {
+	p.next()
+	pf := &PipeFacets{N: 10}
+	if t := p.cur(); t.kind == lexWord && isNumberPrefixLit(t.text) {
+		n, err := p.parseCount("facets")
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			return nil, p.errorf(t.pos, "N in 'facets %s' must be bigger than 0", t.text)
+		}
+		pf.N = n
+	}
+	for {
+		var err error
+		switch {
+		case p.isKw("max_values_per_field"):
+			p.next()
+			pf.MaxValuesPerField, err = p.parseCount("max_values_per_field")
+		case p.isKw("max_value_len"):
+			p.next()
+			pf.MaxValueLen, err = p.parseCount("max_value_len")
+		case p.isKw("keep_const_fields"):
+			p.next()
+			pf.KeepConstFields = true
+		default:
+			return pf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// parseUnrollPipe parses "unroll [by] (a, b)".
+func (p *parser) parseUnrollPipe() (Pipe, error) {
+	p.next()
+	if p.isKw("if") {
+		return nil, p.errorf(p.cur().pos, "'if' in unroll pipe is not supported by spate")
+	}
+	pos := p.cur().pos
+	fields, err := p.parseByList("unroll")
+	if err != nil {
+		return nil, err
+	}
+	if len(fields) == 0 {
+		return nil, p.errorHint(pos, "for example: unroll (tags)", "missing fields in unroll pipe")
+	}
+	return &PipeUnroll{Fields: fields}, nil
+}
