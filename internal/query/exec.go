@@ -229,11 +229,11 @@ func (e *executor) scanAll(w *workerState, c *fileread.Chunk) error {
 }
 
 // scanLiteral visits only the lines of c that contain the plan's literal or
-// a backslash (which may hide the literal behind a JSON escape); the other
-// lines cannot match.
+// a JSON escape that could hide it (plan.escapeProbe); the other lines cannot
+// match.
 func (e *executor) scanLiteral(w *workerState, c *fileread.Chunk) error {
 	data := c.Data
-	lit := e.p.literal
+	esc := e.p.escapeProbe
 	if e.p.opts.CountLines {
 		w.lines += countLogLines(data)
 	}
@@ -242,14 +242,14 @@ func (e *executor) scanLiteral(w *workerState, c *fileread.Chunk) error {
 	nextBS := -2
 	for pos < len(data) {
 		if nextLit != -1 && nextLit < pos {
-			if i := bytes.Index(data[pos:], lit); i >= 0 {
+			if i := e.p.finder.index(data[pos:]); i >= 0 {
 				nextLit = pos + i
 			} else {
 				nextLit = -1
 			}
 		}
 		if nextBS != -1 && nextBS < pos {
-			if i := bytes.IndexByte(data[pos:], '\\'); i >= 0 {
+			if i := bytes.Index(data[pos:], esc); i >= 0 {
 				nextBS = pos + i
 			} else {
 				nextBS = -1

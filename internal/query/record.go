@@ -119,6 +119,8 @@ type recordBuilder struct {
 	timeFields []string
 	arena      *arena
 
+	keys keyTable
+
 	// Counters, read by the executor after the scan.
 	badLines   int64 // lines that start like JSON but are not valid
 	plainLines int64 // lines that are not JSON objects (plain text)
@@ -141,16 +143,63 @@ func newRecordBuilder(p *plan, a *arena) *recordBuilder {
 	if p.opts.TimeField != "" {
 		b.timeFields = []string{p.opts.TimeField}
 	}
+	for i, n := range b.msgFields {
+		b.keys.add(n, keyMsg, i)
+	}
+	for i, n := range b.timeFields {
+		b.keys.add(n, keyTime, i)
+	}
+	for _, n := range b.need.names {
+		b.keys.add(n, keyNeed, 0)
+	}
 	return b
 }
 
-func indexOf(names []string, key []byte) int {
-	for i, n := range names {
-		if string(key) == n {
-			return i
+// Key classes of keyTable.
+const (
+	keyOther = iota // not a special key; kept only if need says so
+	keyMsg          // a candidate message field
+	keyTime         // a candidate time field
+	keyNeed         // a needed field
+)
+
+// keyTable classifies a key with one table lookup by first byte and a few
+// length-checked comparisons, instead of comparing it with every candidate
+// name (this runs for every key of every parsed line).
+type keyTable struct {
+	byFirst [256][]keyCand
+}
+
+type keyCand struct {
+	name  string
+	class int
+	prio  int
+}
+
+func (t *keyTable) add(name string, class, prio int) {
+	if name == "" {
+		return
+	}
+	for _, c := range t.byFirst[name[0]] {
+		if c.name == name && c.class != keyNeed {
+			return // a msg or time candidate wins over a plain need
 		}
 	}
-	return -1
+	t.byFirst[name[0]] = append(t.byFirst[name[0]], keyCand{name: name, class: class, prio: prio})
+}
+
+// lookup returns key's class, priority and the candidate's name (which can
+// stand in for the key without copying it).
+func (t *keyTable) lookup(key []byte) (int, int, string) {
+	if len(key) == 0 {
+		return keyOther, 0, ""
+	}
+	for _, c := range t.byFirst[key[0]] {
+		if len(c.name) == len(key) && c.name == string(key) {
+			return c.class, c.prio, c.name
+		}
+	}
+	return keyOther, 0, ""
 }
 
 // build fills r from line (without its '\n'). r's strings alias line and the
@@ -177,30 +226,29 @@ func (b *recordBuilder) build(line []byte, r *Row) {
 	it.Reset(line)
 	for it.Next() {
 		key := it.Key()
-		if p := indexOf(b.msgFields, key); p >= 0 && p < msgPrio {
+		class, p, cname := b.keys.lookup(key)
+		switch {
+		case class == keyMsg && p < msgPrio:
 			if msgPrio < len(b.msgFields) {
 				b.keep(r, msgName, msg) // a better candidate demotes the previous one
 			}
-			msgPrio, msgName = p, b.msgFields[p]
+			msgPrio, msgName = p, cname
 			msg = b.value()
-			continue
-		}
-		if p := indexOf(b.timeFields, key); p >= 0 && p < timePrio {
+		case class == keyTime && p < timePrio:
 			if timePrio < len(b.timeFields) {
 				b.keep(r, timeName, tm)
 			}
-			timePrio, timeName = p, b.timeFields[p]
+			timePrio, timeName = p, cname
 			tm = b.value()
-			continue
-		}
-		if b.need.hasBytes(key) {
-			var name string
-			if it.Depth() == 0 && !b.need.all {
-				name = b.needName(key)
-			} else {
-				name = b.arena.add(key)
+		case class == keyNeed:
+			r.Set(cname, b.value())
+		case class != keyOther:
+			// A message or time candidate that lost to a better one.
+			if b.need.has(cname) {
+				r.Set(cname, b.value())
 			}
-			r.Set(name, b.value())
+		case b.need.all || (len(b.need.prefixes) > 0 && b.need.hasBytes(key)):
+			r.Set(b.arena.add(key), b.value())
 		}
 	}
 	if it.Err() != nil {
@@ -232,16 +280,6 @@ func (b *recordBuilder) keep(r *Row, name, value string) {
 	if b.need.has(name) {
 		r.Set(name, value)
 	}
-}
-
-// needName returns the needed name equal to key, so that no copy is made.
-func (b *recordBuilder) needName(key []byte) string {
-	for _, n := range b.need.names {
-		if string(key) == n {
-			return n
-		}
-	}
-	return b.arena.add(key)
 }
 
 // value returns the current leaf's text, copied into the arena only when it

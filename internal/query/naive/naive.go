@@ -86,12 +86,14 @@ func Run(q *query.Query, lines []string, opts Options) ([]map[string]string, err
 	return run(q, parseLines(lines, opts), opts)
 }
 
-// parseLines turns log lines into rows, skipping empty lines.
+// parseLines turns log lines into rows, skipping empty lines. A line of
+// spaces is not empty: it is a plain-text log (spate reads files, where it
+// is a line like any other; only "" and "\r" are not logs).
 func parseLines(lines []string, opts Options) []row {
 	var rows []row
 	for _, line := range lines {
 		line = strings.TrimSuffix(line, "\r")
-		if strings.TrimSpace(line) == "" {
+		if line == "" {
 			continue
 		}
 		rows = append(rows, parseLogLine(line, opts))

@@ -1,0 +1,77 @@
+package query_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spate-io/spate/internal/conformance"
+	"github.com/spate-io/spate/internal/fileread"
+	"github.com/spate-io/spate/internal/query"
+	"github.com/spate-io/spate/internal/query/naive"
+)
+
+// edgeLines exercise the raw-byte prefilter and the line model: literals
+// hidden behind JSON escapes, plain text, invalid JSON, CRLF, empty lines,
+// missing messages and nesting.
+var edgeLines = []string{
+	`{"ts":"2026-01-01T00:00:00Z","level":"error","msg":"disk error"}`,
+	`{"ts":"2026-01-01T00:00:01Z","level":"\u0065rror","msg":"\u0065rror hidden by an escape"}`,
+	`{"ts":"2026-01-01T00:00:02Z","level":"info","msg":"quote \"error\" inside"}`,
+	`plain text error line without json`,
+	`{"ts":"2026-01-01T00:00:03Z","level":"warn","msg":"truncated json error`,
+	`{"ts":"2026-01-01T00:00:04Z","level":"info","msg":"crlf line"}` + "\r",
+	``,
+	`{"ts":"2026-01-01T00:00:05Z","level":"error"}`,
+	`{"ts":1767225606000,"level":"debug","msg":"epoch millis","http":{"status":500,"ua":"curl/8"}}`,
+	`{"ts":"2026-01-01T02:00:07+02:00","msg":"caf\u00e9 timeout","tags":["a","b"]}`,
+	`   `,
+	`{"ts":"2026-01-01T00:00:08Z","msg":"bad utf8 ` + "\xff" + ` error"}`,
+}
+
+var edgeQueries = []string{
+	`error | stats count() n`,
+	`level:error | stats count() n`,
+	`~"rror" | stats count() n`,
+	`"missing _msg" | stats count() n`,
+	`café | fields _time, _msg`,
+	`http.status:>=500 | fields _time, http.ua`,
+	`* | stats by (level) count() n`,
+	`* | fields _time, level, _msg`,
+	`tags:* | unroll (tags) | fields tags`,
+	`timeout | fields _time`,
+}
+
+func TestEdgeLines(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "edge.log")
+	if err := os.WriteFile(path, []byte(strings.Join(edgeLines, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lines := readLines(t, path)
+	for _, text := range edgeQueries {
+		q, err := query.Parse(text, diffNow)
+		if err != nil {
+			t.Fatalf("%s: %v", text, err)
+		}
+		want, err := naive.Run(q, lines, naive.Options{Now: diffNow})
+		if err != nil {
+			t.Fatalf("%s: naive: %v", text, err)
+		}
+		for _, workers := range []int{1, 3} {
+			got, st, err := runEngine(t, text, path, fileread.Config{Workers: workers, ChunkSize: 64}, query.Options{})
+			if err != nil {
+				t.Fatalf("%s: %v", text, err)
+			}
+			if err := conformance.Compare(conformance.Case{ID: text, Expected: want}, got); err != nil {
+				t.Errorf("%s (workers=%d): engine and naive differ: %v", text, workers, err)
+			}
+			if text == `* | stats by (level) count() n` {
+				// Every line was parsed: the counts are exact.
+				if st.BadLines != 2 || st.PlainLines != 2 || st.Lines != 11 {
+					t.Errorf("stats: %d bad, %d plain, %d lines; want 2 bad (truncated, invalid UTF-8), 2 plain (text, spaces), 11 lines", st.BadLines, st.PlainLines, st.Lines)
+				}
+			}
+		}
+	}
+}
