@@ -68,6 +68,9 @@ Output rows are NDJSON whose values are all strings, as VictoriaLogs returns
 them; --format table prints an aligned table (the default for stats-like
 results on a terminal). Row output keeps file order.
 
+--stats counts bad lines among the lines parsed: lines that the raw-byte
+prefilter rules out, and all lines of '* | stats count()', are not parsed.
+
 count_uniq, quantile and median are exact until the exact state passes
 --max-memory; then they switch to HyperLogLog and DDSketch (1% relative
 error) and a note on stderr says which results are approximate. --approx
@@ -240,11 +243,14 @@ func printQueryStats(w io.Writer, st query.Stats) {
 			names = append(names, string(s))
 		}
 	}
-	fmt.Fprintf(w, "spate: %s in %s, %.2f GB/s; %s lines, %s parsed, %s matched; %s bad lines, %s plain-text lines, %s bad times; read with %s",
+	fmt.Fprintf(w, "spate: %s in %s, %.2f GB/s; %s lines, %s parsed (%s bad lines: invalid JSON or UTF-8; %s plain-text lines; %s bad times), %s matched; read with %s",
 		formatSize(st.Bytes), formatSeconds(st.Duration), float64(st.Bytes)/1e9/secs,
-		lines, formatThousands(st.Parsed), formatThousands(st.Matched),
+		lines, formatThousands(st.Parsed),
 		formatThousands(st.BadLines), formatThousands(st.PlainLines), formatThousands(st.BadTimes),
-		strings.Join(names, ", "))
+		formatThousands(st.Matched), strings.Join(names, ", "))
+	if st.Parsed < st.Lines {
+		fmt.Fprint(w, "; lines ruled out on raw bytes were not parsed, so not checked")
+	}
 	if st.Stopped {
 		fmt.Fprint(w, "; stopped early at the limit")
 	}

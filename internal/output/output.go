@@ -18,7 +18,8 @@ import (
 var Formats = []string{"ndjson", "json", "csv", "table"}
 
 // Printer is a query.Sink that writes rows to an io.Writer. Call Flush after
-// the last row; nothing may be written before that for buffered formats.
+// the last row (calling it again does nothing); the table and CSV printers
+// write nothing before it.
 type Printer interface {
 	query.Sink
 	Flush() error
@@ -108,6 +109,8 @@ type ndjsonPrinter struct {
 	buf []byte
 }
 
+// Flush of ndjson can repeat: it only flushes the buffer.
+
 func (p *ndjsonPrinter) WriteRow(r *query.Row) error {
 	p.buf = appendRowJSON(p.buf[:0], r)
 	p.buf = append(p.buf, '\n')
@@ -118,9 +121,10 @@ func (p *ndjsonPrinter) WriteRow(r *query.Row) error {
 func (p *ndjsonPrinter) Flush() error { return p.w.Flush() }
 
 type jsonPrinter struct {
-	w   *bufio.Writer
-	buf []byte
-	n   int
+	w    *bufio.Writer
+	buf  []byte
+	n    int
+	done bool
 }
 
 func (p *jsonPrinter) WriteRow(r *query.Row) error {
@@ -137,6 +141,10 @@ func (p *jsonPrinter) WriteRow(r *query.Row) error {
 }
 
 func (p *jsonPrinter) Flush() error {
+	if p.done {
+		return nil
+	}
+	p.done = true
 	if p.n == 0 {
 		p.w.WriteString("[]\n")
 	} else {
@@ -150,6 +158,7 @@ func (p *jsonPrinter) Flush() error {
 type tablePrinter struct {
 	w    *bufio.Writer
 	csv  bool
+	done bool
 	cols []string
 	idx  map[string]int
 	rows [][]string
@@ -184,6 +193,10 @@ func (p *tablePrinter) WriteRow(r *query.Row) error {
 }
 
 func (p *tablePrinter) Flush() error {
+	if p.done {
+		return nil
+	}
+	p.done = true
 	if p.csv {
 		cw := csv.NewWriter(p.w)
 		if err := cw.Write(p.cols); err != nil {

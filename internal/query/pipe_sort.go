@@ -14,6 +14,7 @@ type sortProc struct {
 	offset int64
 	limit  int64
 	rows   []*Row
+	worst  *Row // with a limit: the last of the best rows after a cut
 	next   processor
 }
 
@@ -29,11 +30,17 @@ func (p *sortProc) keep() int {
 }
 
 func (p *sortProc) push(r *Row) error {
+	k := p.keep()
+	if k >= 0 && p.worst != nil && p.compare(r, p.worst) >= 0 {
+		// Fast path for top-N: r cannot enter the best k.
+		return nil
+	}
 	p.rows = append(p.rows, r.Clone())
-	if k := p.keep(); k >= 0 && len(p.rows) >= 2*k+1024 {
+	if k >= 0 && len(p.rows) >= 2*k+1024 {
 		p.sortRows()
 		clear(p.rows[k:])
 		p.rows = p.rows[:k]
+		p.worst = p.rows[k-1]
 	}
 	return nil
 }
@@ -63,6 +70,7 @@ func (p *sortProc) sortRows() {
 
 func (p *sortProc) merge(o processor) {
 	p.rows = append(p.rows, o.(*sortProc).rows...)
+	p.worst = nil
 }
 
 func (p *sortProc) flush() error {

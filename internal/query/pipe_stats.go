@@ -3,42 +3,39 @@ package query
 import (
 	"encoding/binary"
 	"fmt"
+	"hash/maphash"
 	"math"
 	"slices"
 	"strings"
 )
 
 // statsProc implements stats: rows are grouped by the by-fields, and each
-// group keeps one state per function. Each worker has its own statsProc; they
-// are merged at the end. Group keys are built in a reused buffer and looked up
-// without allocating; only a new group allocates.
+// function keeps one column of per-group state. Each worker has its own
+// statsProc; they are merged at the end.
+//
+// Groups live in a groupTable: keys in one byte arena, found through an
+// open-addressing index, all free of pointers, so millions of groups cost
+// the garbage collector nothing to scan. Simple functions (count, sum, avg,
+// rate, count_empty, sum_len) keep flat numeric columns; the others keep one
+// state object per group.
 type statsProc struct {
-	p      *plan
-	st     *PipeStats
-	funcs  []statsFuncSpec
-	groups map[string]*statsGroup
-	order  []*statsGroup // groups in creation order
-	key    []byte
-	next   processor
+	p     *plan
+	st    *PipeStats
+	funcs []statsFuncSpec
+	cols  []statsColumn
+	tab   groupTable
+	key   []byte
+	next  processor
 	// count is added by the count-only fast path, which never builds rows.
 	count int64
 	mem   *memTracker
 }
 
-// statsFuncSpec is a compiled stats function; it makes a fresh state per
-// group.
+// statsFuncSpec is a compiled stats function.
 type statsFuncSpec struct {
 	f       StatsFunc
 	ifm     matcher
 	newFunc func() statsState
-}
-
-// statsGroup is one group's by-values and function states.
-type statsGroup struct {
-	key    string
-	by     []string
-	states []statsState
-	pos    rowPos
 }
 
 // statsState is one function's running state in one group.
@@ -48,18 +45,27 @@ type statsState interface {
 	result() string
 }
 
+// Key tags of a by-value in a group key.
+const (
+	keyValue      = 0 // uvarint length, then the value's bytes
+	keyTimeBucket = 1 // 8 bytes: bucket start in Unix ns
+	keyNumBucket  = 2 // 8 bytes: float64 bits of the bucket start
+)
+
 func newStatsProc(p *plan, st *PipeStats, next processor) (processor, error) {
-	sp := &statsProc{p: p, st: st, groups: map[string]*statsGroup{}, next: next, mem: newMemTracker(p)}
+	sp := &statsProc{p: p, st: st, next: next, mem: newMemTracker(p)}
 	for _, f := range st.Funcs {
 		spec := statsFuncSpec{f: f}
 		var err error
 		if spec.ifm, err = compileIf(f.If); err != nil {
 			return nil, err
 		}
-		if spec.newFunc, err = newStatsFunc(p, f, sp.mem); err != nil {
+		col, err := newStatsColumn(p, f, sp.mem)
+		if err != nil {
 			return nil, err
 		}
 		sp.funcs = append(sp.funcs, spec)
+		sp.cols = append(sp.cols, col)
 	}
 	return sp, nil
 }
@@ -73,41 +79,39 @@ func (s *statsProc) push(r *Row) error {
 		if m := s.funcs[i].ifm; m != nil && !m.match(r) {
 			continue
 		}
-		g.states[i].update(r)
+		s.cols[i].update(g, r)
 	}
 	return nil
 }
 
-// group finds or creates r's group.
-func (s *statsProc) group(r *Row) *statsGroup {
+// group finds or creates r's group and returns its index.
+func (s *statsProc) group(r *Row) int {
 	k := s.key[:0]
 	for _, b := range s.st.By {
 		if b.Bucket != "" {
-			v, ok := s.bucket(r, b)
-			if ok {
-				k = append(k, 1)
+			if v, ok := s.bucket(r, b); ok {
+				tag := byte(keyNumBucket)
+				if b.Name == "_time" && b.BucketNs > 0 {
+					tag = keyTimeBucket
+				}
+				k = append(k, tag)
 				k = binary.LittleEndian.AppendUint64(k, uint64(v))
 				continue
 			}
 		}
 		v := r.Get(b.Name)
+		k = append(k, keyValue)
 		k = binary.AppendUvarint(k, uint64(len(v)))
 		k = append(k, v...)
 	}
 	s.key = k
-	if g, ok := s.groups[string(k)]; ok {
-		return g
+	g, added := s.tab.findOrAdd(k)
+	if added {
+		for _, c := range s.cols {
+			c.grow(g + 1)
+		}
+		s.mem.add(int64(len(k)) + 40)
 	}
-	g := &statsGroup{key: string(k), pos: r.pos}
-	for _, b := range s.st.By {
-		g.by = append(g.by, s.byValue(r, b))
-	}
-	for i := range s.funcs {
-		g.states = append(g.states, s.funcs[i].newFunc())
-	}
-	s.groups[g.key] = g
-	s.order = append(s.order, g)
-	s.mem.add(int64(len(g.key)) + 64)
 	return g
 }
 
@@ -121,36 +125,47 @@ func (s *statsProc) bucket(r *Row, b ByField) (int64, bool) {
 		}
 		return floorDiv(t-b.Offset, b.BucketNs)*b.BucketNs + b.Offset, true
 	}
-	if b.BucketNum > 0 {
-		n, ok := parseNumber(r.Get(b.Name))
-		if !ok {
-			return 0, false
-		}
-		v := math.Floor(n/b.BucketNum) * b.BucketNum
-		return int64(math.Float64bits(v)), true
+	step := b.BucketNum
+	if step <= 0 && b.BucketNs > 0 {
+		step = float64(b.BucketNs)
 	}
-	if b.BucketNs > 0 {
-		n, ok := parseNumber(r.Get(b.Name))
-		if !ok {
-			return 0, false
-		}
-		v := math.Floor(n/float64(b.BucketNs)) * float64(b.BucketNs)
-		return int64(math.Float64bits(v)), true
+	if step <= 0 {
+		return 0, false
 	}
-	return 0, false
+	n, ok := parseNumber(r.Get(b.Name))
+	if !ok {
+		return 0, false
+	}
+	v := math.Floor((n-float64(b.Offset))/step)*step + float64(b.Offset)
+	return int64(math.Float64bits(v)), true
 }
 
-func (s *statsProc) byValue(r *Row, b ByField) string {
-	if b.Bucket != "" {
-		if v, ok := s.bucket(r, b); ok {
-			if b.Name == "_time" && b.BucketNs > 0 {
-				return formatTime(v)
-			}
-			return formatNumber(math.Float64frombits(uint64(v)))
+// decodeKey appends the by-values encoded in key to dst.
+func decodeKey(dst []string, key []byte) []string {
+	for len(key) > 0 {
+		tag := key[0]
+		key = key[1:]
+		switch tag {
+		case keyTimeBucket:
+			dst = append(dst, formatTime(int64(binary.LittleEndian.Uint64(key))))
+			key = key[8:]
+		case keyNumBucket:
+			dst = append(dst, formatNumber(math.Float64frombits(binary.LittleEndian.Uint64(key))))
+			key = key[8:]
+		default:
+			n, w := binary.Uvarint(key)
+			dst = append(dst, string(key[w:w+int(n)]))
+			key = key[w+int(n):]
 		}
 	}
-	return strings.Clone(r.Get(b.Name))
+	return dst
 }
+
+// maxSortedGroups is the most stats rows that are sorted by their by-values
+// before output, so that small results come out in a stable order. Larger
+// results come in table order, like VictoriaLogs' (add | sort to order
+// them); sorting millions of rows nobody asked to sort took seconds.
+const maxSortedGroups = 100_000
 
 func floorDiv(a, b int64) int64 {
 	q := a / b
@@ -163,45 +178,51 @@ func floorDiv(a, b int64) int64 {
 func (s *statsProc) merge(o processor) {
 	os := o.(*statsProc)
 	s.count += os.count
-	for _, og := range os.order {
-		g, ok := s.groups[og.key]
-		if !ok {
-			s.groups[og.key] = og
-			s.order = append(s.order, og)
-			continue
+	for og := 0; og < os.tab.len(); og++ {
+		g, added := s.tab.findOrAdd(os.tab.key(og))
+		if added {
+			for _, c := range s.cols {
+				c.grow(g + 1)
+			}
 		}
-		if og.pos.less(g.pos) {
-			g.pos = og.pos
-		}
-		for i := range g.states {
-			g.states[i].merge(og.states[i])
+		for i, c := range s.cols {
+			c.merge(g, os.cols[i], og)
 		}
 	}
+	os.tab = groupTable{}
+	os.cols = nil
 }
 
 func (s *statsProc) approximations() []string { return s.mem.approximations() }
 
 func (s *statsProc) flush() error {
-	if s.count > 0 || (len(s.st.By) == 0 && len(s.groups) == 0) {
+	if s.count > 0 || (len(s.st.By) == 0 && s.tab.len() == 0) {
 		// Without by-fields there is always exactly one result row.
 		var r Row
 		g := s.group(&r)
-		for i := range g.states {
-			if c, ok := g.states[i].(*countState); ok {
-				c.n += s.count
-			}
+		for _, c := range s.cols {
+			c.addRows(g, s.count)
 		}
 		s.count = 0
 	}
-	groups := s.order
-	slices.SortStableFunc(groups, func(a, b *statsGroup) int {
-		for i := range a.by {
-			if c := compareNatural(a.by[i], b.by[i]); c != 0 {
-				return c
+	type outGroup struct {
+		g  int
+		by []string
+	}
+	groups := make([]outGroup, s.tab.len())
+	for g := range groups {
+		groups[g] = outGroup{g: g, by: decodeKey(nil, s.tab.key(g))}
+	}
+	if len(groups) <= maxSortedGroups {
+		slices.SortFunc(groups, func(a, b outGroup) int {
+			for i := range a.by {
+				if c := compareNatural(a.by[i], b.by[i]); c != 0 {
+					return c
+				}
 			}
-		}
-		return 0
-	})
+			return 0
+		})
+	}
 	var out Row
 	for _, g := range groups {
 		out.Reset()
@@ -209,9 +230,8 @@ func (s *statsProc) flush() error {
 			out.Set(b.Name, g.by[i])
 		}
 		for i, f := range s.funcs {
-			out.Set(f.f.Result, g.states[i].result())
+			out.Set(f.f.Result, s.cols[i].result(g.g))
 		}
-		out.pos = g.pos
 		if err := s.next.push(&out); err != nil {
 			if err == errStop {
 				break
@@ -222,23 +242,91 @@ func (s *statsProc) flush() error {
 	return s.next.flush()
 }
 
+// groupTable maps group keys to dense indexes 0, 1, 2, ... It holds no
+// pointers: keys are copied into one arena, and an open-addressing index of
+// int32 slots (load factor at most 1/2) points at them.
+type groupTable struct {
+	keys   []byte
+	off    []uint64 // start of key g in keys; key g ends at off[g+1] or len(keys)
+	hashes []uint64
+	slots  []int32 // group index + 1; 0 is empty
+	seed   maphash.Seed
+	seeded bool
+}
+
+func (t *groupTable) len() int { return len(t.off) }
+
+// key returns group g's key; it aliases the table until the next add.
+func (t *groupTable) key(g int) []byte {
+	end := uint64(len(t.keys))
+	if g+1 < len(t.off) {
+		end = t.off[g+1]
+	}
+	return t.keys[t.off[g]:end]
+}
+
+// findOrAdd returns k's group, adding it if new (added is then true).
+func (t *groupTable) findOrAdd(k []byte) (g int, added bool) {
+	if !t.seeded {
+		t.seed = groupSeed
+		t.seeded = true
+	}
+	h := maphash.Bytes(t.seed, k)
+	if len(t.slots) == 0 {
+		t.slots = make([]int32, 64)
+	}
+	mask := uint64(len(t.slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		sl := t.slots[i]
+		if sl == 0 {
+			break
+		}
+		g := int(sl - 1)
+		if t.hashes[g] == h && string(t.key(g)) == string(k) {
+			return g, false
+		}
+	}
+	g = len(t.off)
+	t.off = append(t.off, uint64(len(t.keys)))
+	t.keys = append(t.keys, k...)
+	t.hashes = append(t.hashes, h)
+	if 2*(g+1) > len(t.slots) {
+		t.rehash(2 * len(t.slots))
+	} else {
+		t.place(g, h)
+	}
+	return g, true
+}
+
+func (t *groupTable) place(g int, h uint64) {
+	mask := uint64(len(t.slots) - 1)
+	i := h & mask
+	for t.slots[i] != 0 {
+		i = (i + 1) & mask
+	}
+	t.slots[i] = int32(g + 1)
+}
+
+func (t *groupTable) rehash(n int) {
+	t.slots = make([]int32, n)
+	for g, h := range t.hashes {
+		t.place(g, h)
+	}
+}
+
+// groupSeed is shared by all tables of the process so that merging can
+// reuse nothing but keys; hashes are recomputed per table anyway.
+var groupSeed = maphash.MakeSeed()
+
 // newStatsFunc returns a constructor of f's per-group state.
-func newStatsFunc(p *plan, f StatsFunc, mem *memTracker) (func() statsState, error) {
+func newStatsFunc(f StatsFunc, mem *memTracker) (func() statsState, error) {
 	fields := f.Fields
 	if len(fields) == 1 && fields[0] == "*" {
 		fields = nil
 	}
 	switch f.Name {
-	case "count":
-		return func() statsState { return &countState{fields: fields} }, nil
-	case "count_empty":
-		return func() statsState { return &countEmptyState{fields: fields} }, nil
 	case "count_uniq":
 		return func() statsState { return newUniqState(fields, f.Limit, mem) }, nil
-	case "sum":
-		return func() statsState { return &sumState{fields: fields, sum: math.NaN()} }, nil
-	case "avg":
-		return func() statsState { return &avgState{fields: fields} }, nil
 	case "min":
 		return func() statsState { return &minMaxState{fields: fields, min: true} }, nil
 	case "max":
@@ -260,14 +348,6 @@ func newStatsFunc(p *plan, f StatsFunc, mem *memTracker) (func() statsState, err
 		return func() statsState {
 			return &rowMinMaxState{field: f.Fields[0], fields: f.Fields[1:], min: f.Name == "row_min"}
 		}, nil
-	case "rate":
-		secs := float64(p.timeMax-p.timeMin+1) / 1e9
-		if p.timeMax == math.MaxInt64 || p.timeMin == math.MinInt64 || secs <= 0 {
-			return nil, fmt.Errorf("cannot compute %s: the query's _time filter must have both bounds", f.Result)
-		}
-		return func() statsState { return &rateState{secs: secs} }, nil
-	case "sum_len":
-		return func() statsState { return &sumLenState{fields: fields} }, nil
 	}
 	return nil, fmt.Errorf("stats function %q is not supported by spate", f.Name)
 }
@@ -284,107 +364,6 @@ func eachValue(r *Row, fields []string, fn func(v string)) {
 	for _, f := range fields {
 		fn(r.Get(f))
 	}
-}
-
-type countState struct {
-	fields []string
-	n      int64
-}
-
-func (s *countState) update(r *Row) {
-	if len(s.fields) == 0 {
-		s.n++
-		return
-	}
-	for _, f := range s.fields {
-		if r.Get(f) != "" {
-			s.n++
-			return
-		}
-	}
-}
-func (s *countState) merge(o statsState) { s.n += o.(*countState).n }
-func (s *countState) result() string     { return formatNumber(float64(s.n)) }
-
-type countEmptyState struct {
-	fields []string
-	n      int64
-}
-
-func (s *countEmptyState) update(r *Row) {
-	for _, f := range s.fields {
-		if r.Get(f) != "" {
-			return
-		}
-	}
-	s.n++
-}
-func (s *countEmptyState) merge(o statsState) { s.n += o.(*countEmptyState).n }
-func (s *countEmptyState) result() string     { return formatNumber(float64(s.n)) }
-
-type sumState struct {
-	fields []string
-	sum    float64 // NaN until a number is seen
-}
-
-func (s *sumState) update(r *Row) {
-	if len(s.fields) == 1 {
-		// Fast path: one field, no closure.
-		if n, ok := parseNumber(r.Get(s.fields[0])); ok {
-			s.add(n)
-		}
-		return
-	}
-	eachValue(r, s.fields, func(v string) {
-		if n, ok := parseNumber(v); ok {
-			s.add(n)
-		}
-	})
-}
-func (s *sumState) add(n float64) {
-	if math.IsNaN(s.sum) {
-		s.sum = 0
-	}
-	s.sum += n
-}
-func (s *sumState) merge(o statsState) {
-	if os := o.(*sumState); !math.IsNaN(os.sum) {
-		s.add(os.sum)
-	}
-}
-func (s *sumState) result() string { return formatNumber(s.sum) }
-
-type avgState struct {
-	fields []string
-	sum    float64
-	n      int64
-}
-
-func (s *avgState) update(r *Row) {
-	if len(s.fields) == 1 {
-		if n, ok := parseNumber(r.Get(s.fields[0])); ok {
-			s.sum += n
-			s.n++
-		}
-		return
-	}
-	eachValue(r, s.fields, func(v string) {
-		if n, ok := parseNumber(v); ok {
-			s.sum += n
-			s.n++
-		}
-	})
-}
-func (s *avgState) merge(o statsState) {
-	os := o.(*avgState)
-	s.sum += os.sum
-	s.n += os.n
-}
-func (s *avgState) result() string {
-	if s.n == 0 {
-		return "NaN"
-	}
-	return formatNumber(s.sum / float64(s.n))
 }
 
 // minMaxState keeps the smallest or largest value: numerically when both
@@ -423,26 +402,6 @@ func (s *minMaxState) merge(o statsState) {
 	}
 }
 func (s *minMaxState) result() string { return s.val }
-
-type rateState struct {
-	secs float64
-	n    int64
-}
-
-func (s *rateState) update(*Row)        { s.n++ }
-func (s *rateState) merge(o statsState) { s.n += o.(*rateState).n }
-func (s *rateState) result() string     { return formatNumber(float64(s.n) / s.secs) }
-
-type sumLenState struct {
-	fields []string
-	n      int64
-}
-
-func (s *sumLenState) update(r *Row) {
-	eachValue(r, s.fields, func(v string) { s.n += int64(len(v)) })
-}
-func (s *sumLenState) merge(o statsState) { s.n += o.(*sumLenState).n }
-func (s *sumLenState) result() string     { return formatNumber(float64(s.n)) }
 
 // valuesState keeps every value in file order.
 type valuesState struct {

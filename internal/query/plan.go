@@ -88,6 +88,7 @@ func isBarrier(p Pipe) bool {
 
 // newPlan compiles q.
 func newPlan(q *Query, opts Options) (*plan, error) {
+	q = fuseSortLimit(q)
 	p := &plan{opts: opts, q: q, filter: q.Filter}
 	i := 0
 	for i < len(q.Pipes) && !isBarrier(q.Pipes[i]) {
@@ -145,6 +146,44 @@ func newPlan(q *Query, opts Options) (*plan, error) {
 		}
 	}
 	return p, nil
+}
+
+// fuseSortLimit rewrites "sort by (...) | limit N" (and "| offset M |
+// limit N" after a sort) into one sort with offset and limit, so that sort
+// keeps only the best offset+limit rows instead of all of them. The query
+// itself is not changed.
+func fuseSortLimit(q *Query) *Query {
+	var pipes []Pipe
+	changed := false
+	for i := 0; i < len(q.Pipes); i++ {
+		ps, ok := q.Pipes[i].(*PipeSort)
+		if !ok || ps.Limit != 0 || ps.Offset != 0 {
+			pipes = append(pipes, q.Pipes[i])
+			continue
+		}
+		fused := *ps
+		j := i + 1
+		if j < len(q.Pipes) {
+			if off, ok := q.Pipes[j].(*PipeOffset); ok {
+				fused.Offset = off.N
+				j++
+			}
+		}
+		if j < len(q.Pipes) {
+			if lim, ok := q.Pipes[j].(*PipeLimit); ok && lim.N > 0 {
+				fused.Limit = lim.N
+				pipes = append(pipes, &fused)
+				i = j
+				changed = true
+				continue
+			}
+		}
+		pipes = append(pipes, q.Pipes[i])
+	}
+	if !changed {
+		return q
+	}
+	return &Query{Filter: q.Filter, Pipes: pipes}
 }
 
 func isFilterAll(f Filter) bool {

@@ -1,0 +1,124 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func writeLogs(t *testing.T, dir, name, text string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+const sampleLogs = `{"ts":"2026-01-01T00:00:00Z","level":"error","service":"api","msg":"db timeout"}
+{"ts":"2026-01-01T00:00:01Z","level":"info","service":"api","msg":"ok"}
+{"ts":"2026-01-01T00:00:02Z","level":"error","service":"web","msg":"upstream timeout"}
+not json: a plain error line
+{"ts":"2026-01-01T00:00:03Z","level":"warn","service":"web","msg":"truncated
+`
+
+func TestQueryFormats(t *testing.T) {
+	dir := t.TempDir()
+	p := writeLogs(t, dir, "a.log", sampleLogs)
+	q := `level:error | stats by (service) count() n`
+	f := func(format, want string) {
+		t.Helper()
+		code, out, stderr := runCLI(t, "query", "--format", format, q, p)
+		if code != ExitOK {
+			t.Fatalf("%s: exit %d: %s", format, code, stderr)
+		}
+		if string(out) != want {
+			t.Fatalf("%s: got\n%s\nwant\n%s", format, out, want)
+		}
+	}
+	f("ndjson", "{\"service\":\"api\",\"n\":\"1\"}\n{\"service\":\"web\",\"n\":\"1\"}\n")
+	f("json", "[\n{\"service\":\"api\",\"n\":\"1\"},\n{\"service\":\"web\",\"n\":\"1\"}\n]\n")
+	f("csv", "service,n\napi,1\nweb,1\n")
+	f("table", "service  n\n-------  -\napi      1\nweb      1\n")
+}
+
+func TestQueryInputsAndStats(t *testing.T) {
+	dir := t.TempDir()
+	writeLogs(t, dir, "logs/b/2.log", sampleLogs)
+	writeLogs(t, dir, "logs/a/1.log", sampleLogs)
+	code, out, stderr := runCLI(t, "query", "--stats", "--format", "csv", `error | stats count() n`, filepath.Join(dir, "logs"))
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	// Per file: "db timeout" has no "error" word in _msg; the plain line does.
+	if got := string(out); got != "n\n2\n" {
+		t.Fatalf("got %q", got)
+	}
+	for _, want := range []string{"10 lines", "6 parsed", "not checked"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("--stats output %q lacks %q", stderr, want)
+		}
+	}
+	// Every line parsed: bad and plain-text lines are counted.
+	code, _, stderr = runCLI(t, "query", "--stats", `* | stats by (level) count() n`, filepath.Join(dir, "logs"))
+	for _, want := range []string{"10 lines", "10 parsed", "2 bad lines", "2 plain-text lines"} {
+		if code != ExitOK || !strings.Contains(stderr, want) {
+			t.Errorf("--stats output %q lacks %q", stderr, want)
+		}
+	}
+	// A glob, and file order kept for rows.
+	code, out, _ = runCLI(t, "query", `level:error | fields service`, filepath.Join(dir, "logs", "*", "*.log"))
+	if code != ExitOK || string(out) != "{\"service\":\"api\"}\n{\"service\":\"web\"}\n{\"service\":\"api\"}\n{\"service\":\"web\"}\n" {
+		t.Fatalf("glob: exit %d, out %q", code, out)
+	}
+}
+
+func TestQueryErrors(t *testing.T) {
+	dir := t.TempDir()
+	p := writeLogs(t, dir, "a.log", sampleLogs)
+	code, _, stderr := runCLI(t, "query", `* | stats foo()`, p)
+	if code != ExitFailure {
+		t.Fatalf("bad query: exit %d, want %d", code, ExitFailure)
+	}
+	if !strings.Contains(stderr, "^") || !strings.Contains(stderr, "foo") {
+		t.Fatalf("bad query: stderr %q lacks a caret and the name", stderr)
+	}
+	code, _, stderr = runCLI(t, "query", `* | join by (x) (y)`, p)
+	if code != ExitFailure || !strings.Contains(stderr, "not supported") {
+		t.Fatalf("unsupported pipe: exit %d, stderr %q", code, stderr)
+	}
+	if code, _, _ = runCLI(t, "query", "--format", "yaml", `*`, p); code != ExitUsage {
+		t.Fatalf("bad format: exit %d, want %d", code, ExitUsage)
+	}
+	if code, _, _ = runCLI(t, "query"); code != ExitUsage {
+		t.Fatalf("no query: exit %d, want %d", code, ExitUsage)
+	}
+	code, _, stderr = runCLI(t, "query", `*`, filepath.Join(dir, "missing.log"))
+	if code != ExitFailure || !strings.Contains(stderr, "missing.log") {
+		t.Fatalf("missing file: exit %d, stderr %q", code, stderr)
+	}
+	// A query starting with '-' after "--".
+	code, out, stderr := runCLI(t, "query", "--format", "csv", "--", `-level:error | stats count() n`, p)
+	if code != ExitOK || string(out) != "n\n3\n" {
+		t.Fatalf("negated query: exit %d, out %q, stderr %q", code, out, stderr)
+	}
+}
+
+func TestBenchQuery(t *testing.T) {
+	t.Setenv(mainEnv, "1") // the children re-executed from this binary act as spate
+	dir := t.TempDir()
+	code, out, stderr := runCLI(t, "bench", "query", "--size", "1MiB", "--repeat", "1", "--dir", dir,
+		"--query", `* | stats count()`, "--query", `level:error | stats by (service) count()`)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"GB/s", "level:error | stats by (service) count()"} {
+		if !strings.Contains(string(out), want) {
+			t.Fatalf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
