@@ -233,13 +233,17 @@ func (b *recordBuilder) build(line []byte, r *Row) {
 				b.keep(r, msgName, msg) // a better candidate demotes the previous one
 			}
 			msgPrio, msgName = p, cname
-			msg = b.value()
+			if b.needMsg || b.need.has(cname) {
+				msg = b.value()
+			}
 		case class == keyTime && p < timePrio:
 			if timePrio < len(b.timeFields) {
 				b.keep(r, timeName, tm)
 			}
 			timePrio, timeName = p, cname
-			tm = b.value()
+			if b.needTime || b.need.has(cname) {
+				tm = b.value()
+			}
 		case class == keyNeed:
 			r.Set(cname, b.value())
 		case class != keyOther:

@@ -1,0 +1,38 @@
+package query
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/spate-io/spate/internal/fileread"
+)
+
+// TestCountLogLines checks the block-wise count against a line-by-line one,
+// with empty lines, CR and block boundaries in every position.
+func TestCountLogLines(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	pieces := []string{"a", "bc\n", "\n", "\r\n", "x\r\n", "\r", "{\"k\":1}\n"}
+	for range 2000 {
+		var b bytes.Buffer
+		for b.Len() < r.IntN(3*countBlock) {
+			if r.IntN(50) == 0 {
+				b.WriteString(pieces[r.IntN(len(pieces))])
+				continue
+			}
+			b.WriteString("line of text\n")
+		}
+		data := b.Bytes()
+		want := int64(0)
+		for d := data; len(d) > 0; {
+			line, rest := fileread.NextLine(d)
+			if len(line) > 0 {
+				want++
+			}
+			d = rest
+		}
+		if got := countLogLines(data); got != want {
+			t.Fatalf("countLogLines = %d, want %d", got, want)
+		}
+	}
+}
