@@ -132,7 +132,7 @@ func demoQueries(cmd *cobra.Command, out io.Writer, sample string) error {
 	}
 	for _, q := range examples {
 		fmt.Fprintf(out, "\n== spate query '%s' ==\n\n", q)
-		opts := queryOptions{format: "table", stats: true}
+		opts := queryOptions{format: "table", stats: true, strategy: "auto"}
 		if err := runQuery(cmd.Context(), opts, q, []string{sample}, out, out); err != nil {
 			return err
 		}

@@ -249,7 +249,7 @@ func printQueryStats(w io.Writer, st query.Stats) {
 		formatThousands(st.BadLines), formatThousands(st.PlainLines), formatThousands(st.BadTimes),
 		formatThousands(st.Matched), strings.Join(names, ", "))
 	if st.Parsed < st.Lines {
-		fmt.Fprint(w, "; lines ruled out on raw bytes were not parsed, so not checked")
+		fmt.Fprint(w, "; unparsed lines (ruled out on raw bytes, or only counted) were not checked for bad JSON")
 	}
 	if st.Stopped {
 		fmt.Fprint(w, "; stopped early at the limit")
