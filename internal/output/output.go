@@ -5,6 +5,7 @@ package output
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/csv"
 	"fmt"
 	"io"
@@ -235,7 +236,9 @@ func (p *tablePrinter) Flush() error {
 			}
 		}
 	}
+	var lb []byte
 	line := func(vals []string) {
+		lb = lb[:0]
 		for i := range p.cols {
 			v := ""
 			if i < len(vals) {
@@ -243,19 +246,18 @@ func (p *tablePrinter) Flush() error {
 			}
 			pad := strings.Repeat(" ", width[i]-displayWidth(v))
 			if i > 0 {
-				p.w.WriteString("  ")
+				lb = append(lb, "  "...)
 			}
 			if numeric[i] {
-				p.w.WriteString(pad)
-				p.w.WriteString(v)
+				lb = append(lb, pad...)
+				lb = append(lb, v...)
 			} else {
-				p.w.WriteString(v)
-				if i < len(p.cols)-1 {
-					p.w.WriteString(pad)
-				}
+				lb = append(lb, v...)
+				lb = append(lb, pad...)
 			}
 		}
-		p.w.WriteByte('\n')
+		lb = append(bytes.TrimRight(lb, " "), '\n')
+		p.w.Write(lb)
 	}
 	line(p.cols)
 	sep := make([]string, len(p.cols))
