@@ -62,7 +62,8 @@ names: http.ua), or plain text whose _msg is the whole line. _msg comes from
 the first of _msg, msg, message, log; _time from _time, ts, time, timestamp,
 @timestamp (RFC 3339 or Unix s/ms/us/ns) unless --msg-field/--time-field say
 otherwise. Invalid JSON, invalid UTF-8 and binary lines are read as plain
-text and counted (see --stats); nothing is skipped silently.
+text and counted (see --stats); lines longer than --max-line-size are
+skipped, counted and named on stderr; nothing is skipped silently.
 
 Output rows are NDJSON whose values are all strings, as VictoriaLogs returns
 them; --format table prints an aligned table (the default for stats-like
@@ -120,7 +121,7 @@ Exit status: 0 ok, 1 query or runtime error, 2 usage error.`,
 	fl.IntVar(&opts.workers, "workers", 0, "goroutines scanning in parallel (count; default 0: one per CPU, GOMAXPROCS)")
 	fl.StringVar(&opts.strategy, "strategy", "auto", "read strategy: auto, mmap, pread, bufio or stream (see spate bench io)")
 	fl.Var(&chunk, "chunk-size", "bytes per work item, e.g. 1MiB (default 0: the strategy's own)")
-	fl.Var(&maxLine, "max-line-size", "longest line accepted; a longer one stops the query with an error naming file and offset")
+	fl.Var(&maxLine, "max-line-size", "longest line read; longer lines are skipped without being held in memory, counted, and named (file and offset) on stderr")
 	fl.Var(&maxMemory, "max-memory", "memory for exact count_uniq, quantile and group state before switching to sketches (0: no cap)")
 	fl.BoolVar(&opts.approx, "approx", false, "use sketches (HyperLogLog, DDSketch) for count_uniq and quantiles from the start: bounded memory, approximate results")
 	fl.BoolVar(&opts.progress, "progress", false, "show bytes done, %, GB/s and ETA on stderr (default: on when stderr is a terminal)")
@@ -187,11 +188,12 @@ func runQuery(ctx context.Context, opts queryOptions, text string, args []string
 		Progress:   &done,
 	}
 	cfg := fileread.Config{
-		Strategy:    strategy,
-		Workers:     opts.workers,
-		ChunkSize:   int(opts.chunkSize),
-		MaxLineSize: int(opts.maxLineSize),
-		Stdin:       opts.stdin,
+		Strategy:      strategy,
+		Workers:       opts.workers,
+		ChunkSize:     int(opts.chunkSize),
+		MaxLineSize:   int(opts.maxLineSize),
+		SkipLongLines: true,
+		Stdin:         opts.stdin,
 	}
 	var stopProgress func()
 	if opts.progress {
@@ -206,6 +208,13 @@ func runQuery(ctx context.Context, opts queryOptions, text string, args []string
 	}
 	for _, a := range st.Approximate {
 		fmt.Fprintf(stderr, "spate: approximate result: %s\n", a)
+	}
+	if st.LongLines > 0 {
+		fmt.Fprintf(stderr, "spate: skipped %s lines longer than --max-line-size=%s:", formatThousands(st.LongLines), formatSize(opts.maxLineSize))
+		for _, l := range st.LongLineSamples {
+			fmt.Fprintf(stderr, " %s at byte %d (%s);", l.Name, l.Offset, formatSize(l.Length))
+		}
+		fmt.Fprintln(stderr)
 	}
 	if st.BadLines > 0 && !opts.stats {
 		fmt.Fprintf(stderr, "spate: %s lines were not valid JSON (or not valid UTF-8) and were read as plain text; --stats shows counts\n", formatThousands(st.BadLines))
@@ -250,6 +259,9 @@ func printQueryStats(w io.Writer, st query.Stats) {
 		formatThousands(st.Matched), strings.Join(names, ", "))
 	if st.Parsed < st.Lines {
 		fmt.Fprint(w, "; unparsed lines (ruled out on raw bytes, or only counted) were not checked for bad JSON")
+	}
+	if st.LongLines > 0 {
+		fmt.Fprintf(w, "; %s lines over --max-line-size skipped", formatThousands(st.LongLines))
 	}
 	if st.Stopped {
 		fmt.Fprint(w, "; stopped early at the limit")

@@ -122,3 +122,16 @@ func TestBenchQuery(t *testing.T) {
 		}
 	}
 }
+
+func TestQueryLongLines(t *testing.T) {
+	dir := t.TempDir()
+	long := strings.Repeat("x", 5000)
+	p := writeLogs(t, dir, "a.log", "short one\n"+long+"\nshort two\n")
+	code, out, stderr := runCLI(t, "query", "--max-line-size", "1KiB", "--format", "csv", `* | stats count() n`, p)
+	if code != ExitOK || string(out) != "n\n2\n" {
+		t.Fatalf("exit %d, out %q, stderr %q", code, out, stderr)
+	}
+	if !strings.Contains(stderr, "skipped 1 lines longer than") || !strings.Contains(stderr, "a.log at byte 10") {
+		t.Fatalf("stderr %q does not name the skipped line", stderr)
+	}
+}

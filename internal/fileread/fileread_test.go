@@ -34,6 +34,7 @@ type gotChunk struct {
 	seq    int64
 	offset int64
 	data   []byte
+	skip   int64
 	strat  Strategy
 }
 
@@ -43,10 +44,13 @@ func collect(t *testing.T, inputs []string, cfg Config) ([][]gotChunk, Stats, er
 	var mu sync.Mutex
 	var got []gotChunk
 	st, err := Scan(context.Background(), inputs, cfg, func(_ int, c *Chunk) error {
-		if len(c.Data) == 0 {
+		if len(c.Data) == 0 && c.Skip == 0 {
 			return errors.New("empty chunk handed out")
 		}
-		g := gotChunk{input: c.Input, seq: c.Seq, offset: c.Offset, data: bytes.Clone(c.Data), strat: c.Strategy}
+		if c.Skip != 0 && !cfg.SkipLongLines {
+			return fmt.Errorf("chunk at offset %d skips %d bytes without SkipLongLines", c.Offset, c.Skip)
+		}
+		g := gotChunk{input: c.Input, seq: c.Seq, offset: c.Offset, data: bytes.Clone(c.Data), skip: c.Skip, strat: c.Strategy}
 		mu.Lock()
 		got = append(got, g)
 		mu.Unlock()

@@ -99,9 +99,24 @@ func (s *scanner) produceMmap(idx int, in *input) error {
 			_ = unix.Munmap(data)
 			if len(lines) > maxLine {
 				slots <- struct{}{}
-				return &LineTooLongError{Name: in.name, Offset: off, Max: maxLine}
+				if !s.cfg.SkipLongLines {
+					return &LineTooLongError{Name: in.name, Offset: off, Max: maxLine}
+				}
+				data = nil
+				break
 			}
 			length *= 2
+		}
+		if data == nil {
+			// Skip the over-long line at off, reading past the rest of it
+			// (from the end of the last mapping, which holds no '\n').
+			next, err := s.skipMmapLine(idx, in, off, mapOff+length, seq)
+			if err != nil || next < 0 {
+				return err
+			}
+			seq++
+			off = next
+			continue
 		}
 		win := &window{data: data, slots: slots}
 		win.refs.Store(1)
@@ -115,19 +130,47 @@ func (s *scanner) produceMmap(idx int, in *input) error {
 	return nil
 }
 
+// skipMmapLine skips the over-long line that starts at off and has no '\n'
+// before from, reading the rest of it in bounded reads. It hands out a chunk
+// that reports the skipped bytes and returns where the next line starts, or
+// -1 if the scan was cancelled.
+func (s *scanner) skipMmapLine(idx int, in *input, off, from, seq int64) (int64, error) {
+	cb := getChunkBuf(skipReadSize)
+	next, newline, err := in.skipLine(from, cb.b)
+	putChunkBuf(cb)
+	if err != nil {
+		return 0, err
+	}
+	length := next - off
+	if newline {
+		length--
+	}
+	s.long.add(LongLine{Input: idx, Name: in.name, Offset: off, Length: length})
+	if !s.send(&skipJob{c: Chunk{Input: idx, Name: in.name, Seq: seq, Offset: off, Skip: next - off, Strategy: Mmap}}) {
+		return -1, nil
+	}
+	return next, nil
+}
+
 // splitWindow hands out win.data[from:end] as chunks of about chunk bytes
 // that end on line boundaries, checking the length of every line that
-// crosses a chunk boundary.
+// crosses a chunk boundary. With Config.SkipLongLines, a chunk ends before an
+// over-long line and reports it in Chunk.Skip.
 func (s *scanner) splitWindow(idx int, in *input, win *window, from int64, end int, mapOff int64, chunk, maxLine int, seq *int64) error {
 	data := win.data[:end]
 	for p := int(from); p < end; {
 		q := p + chunk
+		dataEnd := -1 // where Data stops before a skipped line; -1: at q
 		if q >= end {
 			q = end
 			if mapOff+int64(end) == in.size && data[end-1] != '\n' {
 				// The input's last line, with no final newline.
 				if ls := bytes.LastIndexByte(data[p:], '\n') + 1 + p; end-ls > maxLine {
-					return &LineTooLongError{Name: in.name, Offset: mapOff + int64(ls), Max: maxLine}
+					if !s.cfg.SkipLongLines {
+						return &LineTooLongError{Name: in.name, Offset: mapOff + int64(ls), Max: maxLine}
+					}
+					s.long.add(LongLine{Input: idx, Name: in.name, Offset: mapOff + int64(ls), Length: int64(end - ls)})
+					dataEnd = ls
 				}
 			}
 		} else {
@@ -137,12 +180,22 @@ func (s *scanner) splitWindow(idx int, in *input, win *window, from int64, end i
 				le = q + i
 			}
 			if le-ls > maxLine {
-				return &LineTooLongError{Name: in.name, Offset: mapOff + int64(ls), Max: maxLine}
+				if !s.cfg.SkipLongLines {
+					return &LineTooLongError{Name: in.name, Offset: mapOff + int64(ls), Max: maxLine}
+				}
+				s.long.add(LongLine{Input: idx, Name: in.name, Offset: mapOff + int64(ls), Length: int64(le - ls)})
+				dataEnd = ls
 			}
 			q = min(le+1, end)
 		}
+		c := Chunk{Input: idx, Name: in.name, Seq: *seq, Offset: mapOff + int64(p), Strategy: Mmap}
+		jdata := data[p:q]
+		if dataEnd >= 0 {
+			jdata = data[p:dataEnd]
+			c.Skip = int64(q - dataEnd)
+		}
 		win.acquire()
-		j := &mmapJob{win: win, data: data[p:q], c: Chunk{Input: idx, Name: in.name, Seq: *seq, Offset: mapOff + int64(p), Strategy: Mmap}}
+		j := &mmapJob{win: win, data: jdata, c: c}
 		if !s.send(j) {
 			return nil
 		}

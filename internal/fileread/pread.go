@@ -36,7 +36,7 @@ func (s *scanner) producePread(idx int, in *input) error {
 			readAhead(in.f, ahead, min(preadAheadStep, in.size-ahead))
 		}
 		in.acquire()
-		j := &preadJob{in: in, idx: idx, seq: k, start: start, end: min(start+chunk, in.size), maxLine: maxLine}
+		j := &preadJob{in: in, idx: idx, seq: k, start: start, end: min(start+chunk, in.size), maxLine: maxLine, skipLong: s.cfg.SkipLongLines}
 		if !s.send(j) {
 			return nil
 		}
@@ -48,12 +48,18 @@ func (s *scanner) producePread(idx int, in *input) error {
 // belongs to the chunk where it starts: the job skips the partial line at its
 // start (its owner is the previous chunk) and reads past end to finish its
 // own last line.
+//
+// The chunk size is at most maxLine, so an over-long line is always the last
+// line of the job where it starts: with skipLong that job hands out the lines
+// before it and reports the line's bytes in Chunk.Skip, and the jobs that
+// start inside the line find no line of their own.
 type preadJob struct {
 	in         *input
 	idx        int
 	seq        int64
 	start, end int64
 	maxLine    int
+	skipLong   bool
 }
 
 func (j *preadJob) release() { j.in.release() }
@@ -79,7 +85,7 @@ func (j *preadJob) load(w *worker, c *Chunk) error {
 	pad := bytesutil.AlignPad(w.buf.b, lo, preadAlign)
 	w.buf.b = w.buf.b[:pad+n]
 	data := w.buf.b[pad:]
-	if err := j.readAt(data, lo); err != nil {
+	if err := in.readAt(data, lo); err != nil {
 		return err
 	}
 	begin := 0
@@ -104,7 +110,7 @@ func (j *preadJob) load(w *worker, c *Chunk) error {
 			old := len(data)
 			w.buf.b = growBuf(w.buf.b[:pad+old], pad+old+more)
 			data = w.buf.b[pad:]
-			if err := j.readAt(data[old:], pos); err != nil {
+			if err := in.readAt(data[old:], pos); err != nil {
 				return err
 			}
 			if i := bytes.IndexByte(data[old:], '\n'); i >= 0 {
@@ -112,12 +118,32 @@ func (j *preadJob) load(w *worker, c *Chunk) error {
 				break
 			}
 			if len(data)-lineStart > j.maxLine {
-				return &LineTooLongError{Name: in.name, Offset: lo + int64(lineStart), Max: j.maxLine}
+				if !j.skipLong {
+					return &LineTooLongError{Name: in.name, Offset: lo + int64(lineStart), Max: j.maxLine}
+				}
+				// Read past the rest of the line in bounded reads, into
+				// the buffer from lineStart: the line's bytes are not
+				// needed.
+				scratch := data[lineStart:]
+				next, newline, err := in.skipLine(lo+int64(len(data)), scratch[:min(len(scratch), skipReadSize)])
+				if err != nil {
+					return err
+				}
+				length := next - (lo + int64(lineStart))
+				if newline {
+					length--
+				}
+				j.skipLast(w, c, data, lo, begin, lineStart, next, length)
+				return nil
 			}
 			step *= 2
 		}
-		if lineLen(data[lineStart:]) > j.maxLine {
-			return &LineTooLongError{Name: in.name, Offset: lo + int64(lineStart), Max: j.maxLine}
+		if n := lineLen(data[lineStart:]); n > j.maxLine {
+			if !j.skipLong {
+				return &LineTooLongError{Name: in.name, Offset: lo + int64(lineStart), Max: j.maxLine}
+			}
+			j.skipLast(w, c, data, lo, begin, lineStart, lo+int64(len(data)), int64(n))
+			return nil
 		}
 	}
 	c.Data = data[begin:]
@@ -125,17 +151,27 @@ func (j *preadJob) load(w *worker, c *Chunk) error {
 	return nil
 }
 
+// skipLast hands out the job's lines data[begin:lineStart] (data starts at
+// file offset lo) without its last line, an over-long line of length bytes
+// that ends just before file offset next, and records that line.
+func (j *preadJob) skipLast(w *worker, c *Chunk, data []byte, lo int64, begin, lineStart int, next, length int64) {
+	c.Data = data[begin:lineStart]
+	c.Offset = lo + int64(begin)
+	c.Skip = next - (lo + int64(lineStart))
+	w.long.add(LongLine{Input: j.idx, Name: j.in.name, Offset: lo + int64(lineStart), Length: length})
+}
+
 // readAt fills p from offset off, reporting a file that shrank since it was
 // opened as ErrInputChanged.
-func (j *preadJob) readAt(p []byte, off int64) error {
-	n, err := j.in.f.ReadAt(p, off)
+func (in *input) readAt(p []byte, off int64) error {
+	n, err := in.f.ReadAt(p, off)
 	if n == len(p) {
 		return nil
 	}
 	if err == io.EOF || err == nil {
-		return fmt.Errorf("%s: file shrank below %d bytes while being read: %w", j.in.name, off+int64(len(p)), ErrInputChanged)
+		return fmt.Errorf("%s: file shrank below %d bytes while being read: %w", in.name, off+int64(len(p)), ErrInputChanged)
 	}
-	return fmt.Errorf("cannot read %q at offset %d: %w", j.in.name, off, err)
+	return fmt.Errorf("cannot read %q at offset %d: %w", in.name, off, err)
 }
 
 // lineLen returns the length of the first line of b, without its '\n'.

@@ -11,9 +11,10 @@ import (
 
 // job is one chunk's worth of work handed from a producer to a worker.
 type job interface {
-	// load fills c.Data (and c.Seq, c.Offset). It runs on the worker
-	// goroutine, with faults on mapped memory turned into panics. An empty
-	// c.Data means the job produced no lines and is skipped.
+	// load fills c.Data (and c.Seq, c.Offset, c.Skip). It runs on the
+	// worker goroutine, with faults on mapped memory turned into panics. An
+	// empty c.Data with a zero c.Skip means the job produced nothing and is
+	// skipped.
 	load(w *worker, c *Chunk) error
 	// release gives back what load used (a buffer, a window reference).
 	// It is called exactly once, after the callback returns.
@@ -28,6 +29,7 @@ type worker struct {
 	latencies []time.Duration
 	bytes     int64
 	chunks    int64
+	long      longLines // over-long lines this worker skipped (pread)
 }
 
 // scanner runs one Scan: a producer goroutine feeding jobs to workers.
@@ -41,6 +43,8 @@ type scanner struct {
 
 	errOnce sync.Once
 	err     error
+
+	long longLines // over-long lines the producer skipped (mmap, bufio, stream)
 }
 
 // fail records the first error and cancels the scan.
@@ -72,6 +76,9 @@ func (s *scanner) send(j job) bool {
 // reading or from fn, stops the scan and is returned; if fn returns Stop the
 // scan ends early and Scan returns nil. Cancelling ctx stops the scan and
 // returns ctx.Err(). fn must not retain c or c.Data after it returns.
+//
+// With cfg.SkipLongLines, fn may get a chunk with empty Data and Skip > 0;
+// see Chunk.Skip.
 func Scan(ctx context.Context, inputs []string, cfg Config, fn func(worker int, c *Chunk) error) (Stats, error) {
 	if cfg.Strategy == "" {
 		cfg.Strategy = Auto
@@ -124,7 +131,9 @@ func Scan(ctx context.Context, inputs []string, cfg Config, fn func(worker int, 
 	wg.Wait()
 
 	st := Stats{Strategies: strategies}
+	longs := []*longLines{&s.long}
 	for _, w := range workers {
+		longs = append(longs, &w.long)
 		if w.buf != nil {
 			putChunkBuf(w.buf)
 		}
@@ -132,6 +141,7 @@ func Scan(ctx context.Context, inputs []string, cfg Config, fn func(worker int, 
 		st.Chunks += w.chunks
 		st.Latencies = append(st.Latencies, w.latencies...)
 	}
+	mergeLongLines(&st, longs...)
 	if errors.Is(s.err, Stop) {
 		return st, nil
 	}
@@ -158,7 +168,7 @@ func (s *scanner) runWorker(w *worker) {
 			s.fail(err)
 			continue
 		}
-		if s.cfg.Latencies && len(c.Data) > 0 {
+		if s.cfg.Latencies && (len(c.Data) > 0 || c.Skip > 0) {
 			w.latencies = append(w.latencies, time.Since(start))
 		}
 	}
@@ -173,11 +183,11 @@ func (s *scanner) runJob(w *worker, j job, c *Chunk) (err error) {
 			err = faultError(c.Name, r)
 		}
 	}()
-	c.Data = nil
+	c.Data, c.Skip = nil, 0
 	if err := j.load(w, c); err != nil {
 		return err
 	}
-	if len(c.Data) == 0 {
+	if len(c.Data) == 0 && c.Skip == 0 {
 		return nil
 	}
 	w.bytes += int64(len(c.Data))

@@ -54,6 +54,11 @@ func (j *seqJob) release() {
 // so with one worker it reads, then waits while the chunk is processed, like
 // a plain read loop; Stream allows two more, so it reads ahead of the workers.
 //
+// With Config.SkipLongLines, buffers hold at most maxLine+1 bytes, so every
+// whole line in a buffer is short enough and an over-long line shows up as a
+// full buffer with no '\n'; it is read past in that buffer (skipSeqLine) and
+// reported in a chunk of its own.
+//
 // It returns the number of bytes read (decompressed, for compressed input).
 func (s *scanner) produceSeq(idx int, in *input, st Strategy, r io.Reader) (int64, error) {
 	chunkSize := s.cfg.chunkSize(st)
@@ -61,6 +66,13 @@ func (s *scanner) produceSeq(idx int, in *input, st Strategy, r io.Reader) (int6
 		chunkSize = int(min(int64(chunkSize), max(in.size, 1)))
 	}
 	maxLine := s.cfg.maxLine()
+	skipLong := s.cfg.SkipLongLines
+	bufSize := func(n int) int {
+		if skipLong {
+			return min(n, maxLine+1)
+		}
+		return n
+	}
 	slots := s.cfg.workers()
 	if st == Stream {
 		slots += 2
@@ -78,7 +90,7 @@ func (s *scanner) produceSeq(idx int, in *input, st Strategy, r io.Reader) (int6
 		case <-s.ctx.Done():
 			return 0, nil
 		}
-		cb := getChunkBuf(max(chunkSize, 2*len(carry)))
+		cb := getChunkBuf(bufSize(max(chunkSize, 2*len(carry))))
 		buf := cb.b
 		n := copy(buf, carry)
 		firstNL := -1 // index of the first '\n' in buf[:n]
@@ -90,6 +102,24 @@ func (s *scanner) produceSeq(idx int, in *input, st Strategy, r io.Reader) (int6
 				}
 			}
 			n += m
+			if skipLong && firstNL < 0 && n > maxLine && (err == nil || err == io.EOF) {
+				// Slow path: the line at off is too long; skip it and keep
+				// what follows it at the start of buf.
+				skipped, length, rest, rerr := skipSeqLine(r, buf, n, err)
+				if rerr != nil && rerr != io.EOF {
+					putChunkBuf(cb)
+					return 0, seqReadError(in, off+skipped, rerr)
+				}
+				s.long.add(LongLine{Input: idx, Name: in.name, Offset: off, Length: length})
+				if !s.send(&skipJob{c: Chunk{Input: idx, Name: in.name, Seq: seq, Offset: off, Skip: skipped, Strategy: st}}) {
+					putChunkBuf(cb)
+					return 0, nil
+				}
+				off += skipped
+				seq++
+				n, err = rest, rerr
+				firstNL = bytes.IndexByte(buf[:n], '\n')
+			}
 			if err == io.EOF {
 				// The input's end: hand out everything, then stop.
 				if err := checkSeqLines(in, buf[:n], firstNL, off, maxLine, true); err != nil {
@@ -120,7 +150,7 @@ func (s *scanner) produceSeq(idx int, in *input, st Strategy, r io.Reader) (int6
 				putChunkBuf(cb)
 				return 0, &LineTooLongError{Name: in.name, Offset: off, Max: maxLine}
 			}
-			cb.b = growBuf(buf, 2*len(buf))
+			cb.b = growBuf(buf, bufSize(2*len(buf)))
 			buf = cb.b
 		}
 		last := bytes.LastIndexByte(buf[:n], '\n')
@@ -135,6 +165,25 @@ func (s *scanner) produceSeq(idx int, in *input, st Strategy, r io.Reader) (int6
 		off += int64(last + 1)
 		seq++
 	}
+}
+
+// skipSeqLine reads r past the rest of a line whose first n bytes fill
+// buf[:n] (err is the error that read them: nil or io.EOF), reusing buf. It
+// returns the line's bytes skipped (with its '\n'), its length without the
+// '\n', and how many bytes read after the line it moved to the start of buf,
+// with the error of the last read (nil, io.EOF or a failure).
+func skipSeqLine(r io.Reader, buf []byte, n int, err error) (skipped, length int64, rest int, rerr error) {
+	skipped = int64(n)
+	for err == nil {
+		var m int
+		m, err = fill(r, buf)
+		if i := bytes.IndexByte(buf[:m], '\n'); i >= 0 {
+			skipped += int64(i + 1)
+			return skipped, skipped - 1, copy(buf, buf[i+1:m]), err
+		}
+		skipped += int64(m)
+	}
+	return skipped, skipped, 0, err
 }
 
 // checkSeqLines checks the lines of a chunk that could exceed maxLine: the

@@ -6,7 +6,9 @@
 // The contract every strategy keeps: each chunk holds whole lines in input
 // order; every chunk but an input's last ends with '\n'; the concatenation of
 // an input's chunks in Seq order is the input's bytes (decompressed), up to
-// the size the input had when it was opened.
+// the size the input had when it was opened. With Config.SkipLongLines, the
+// over-long lines are left out of the chunks' Data, and each chunk's Skip
+// accounts for the bytes left out right after its Data.
 //
 // Chunk data aliases a mapping or a reused buffer and is valid only until the
 // callback returns: copy anything that must outlive it.
@@ -105,8 +107,17 @@ type Config struct {
 	MmapWindow int64
 	// MaxLineSize is the longest line accepted, in bytes, not counting its
 	// "\n"; 0 means DefaultMaxLineSize. A longer line stops the scan with a
-	// *LineTooLongError naming the input and the line's byte offset.
+	// *LineTooLongError naming the input and the line's byte offset, unless
+	// SkipLongLines is set.
 	MaxLineSize int
+	// SkipLongLines makes a line longer than MaxLineSize be skipped instead
+	// of stopping the scan: it is not handed to the callback, the chunk
+	// before it reports its bytes in Chunk.Skip, and Stats.LongLines and
+	// Stats.LongLineSamples count and describe it. Memory stays bounded by
+	// about MaxLineSize per reader: pread, bufio and stream read past the
+	// rest of the line in bounded buffers, and mmap never maps more of it
+	// than it would to find a line of MaxLineSize.
+	SkipLongLines bool
 	// Latencies asks Scan to record, per chunk, the time a worker took to
 	// obtain and process it (Stats.Latencies).
 	Latencies bool
@@ -115,10 +126,12 @@ type Config struct {
 	// InputDone, if set, is called on the producer goroutine once every
 	// chunk of input idx has been handed to the workers (some may still be
 	// in flight), with the input's size in bytes as read (decompressed for
-	// compressed input). An input's chunks cover [0, size) without gaps in
-	// Offset order, so a consumer can restore file order from Offset and
-	// len(Data) and know when an input is complete. It is not called for an
-	// input that failed or when the scan stops early.
+	// compressed input). A chunk covers the bytes [Offset,
+	// Offset+len(Data)+Skip) of its input, and an input's chunks cover
+	// [0, size) without gaps or overlaps in Offset order (skipped over-long
+	// lines included), so a consumer can restore file order from Offset,
+	// advancing by len(Data)+Skip, and know when an input is complete. It is
+	// not called for an input that failed or when the scan stops early.
 	InputDone func(input int, size int64)
 }
 
@@ -159,7 +172,8 @@ func (c Config) chunkSize(s Strategy) int {
 // Chunk is a run of whole lines from one input.
 type Chunk struct {
 	// Data holds whole lines, each ending in '\n' except possibly the last
-	// line of the input. Valid only until the callback returns.
+	// line of the input. Valid only until the callback returns. It is empty
+	// only in a chunk with Skip > 0 that reports nothing but skipped bytes.
 	Data []byte
 	// Input is the index of the input in the list given to Scan.
 	Input int
@@ -170,6 +184,12 @@ type Chunk struct {
 	Seq int64
 	// Offset is the byte offset of Data[0] in the input (decompressed).
 	Offset int64
+	// Skip is the number of bytes right after Data that were skipped: one
+	// or more whole lines longer than MaxLineSize, with their '\n'. It is
+	// always 0 unless Config.SkipLongLines is set. The chunk covers the
+	// input's bytes [Offset, Offset+len(Data)+Skip), so a consumer that
+	// restores file order from offsets advances by len(Data)+Skip.
+	Skip int64
 	// Strategy is the strategy that read this input.
 	Strategy Strategy
 }
@@ -183,6 +203,12 @@ type Stats struct {
 	Latencies []time.Duration
 	// Strategies holds the strategy used for each input, by input index.
 	Strategies []Strategy
+	// LongLines counts the lines skipped for being longer than MaxLineSize
+	// (Config.SkipLongLines).
+	LongLines int64
+	// LongLineSamples describes the first skipped lines in input order, at
+	// most MaxLongLineSamples of them.
+	LongLineSamples []LongLine
 }
 
 // Errors returned by Scan, testable with errors.Is.

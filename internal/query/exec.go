@@ -30,6 +30,11 @@ type Stats struct {
 	BadLines   int64 // lines that start like JSON but are not valid JSON (read as plain text)
 	PlainLines int64 // lines that are not JSON objects (read as plain text)
 	BadTimes   int64 // JSON logs whose time field could not be parsed (they have no _time)
+	// LongLines counts lines over the read layer's MaxLineSize that were
+	// skipped (with fileread.Config.SkipLongLines); LongLineSamples names
+	// the first few.
+	LongLines       int64
+	LongLineSamples []fileread.LongLine
 	Duration   time.Duration
 	Strategies []fileread.Strategy
 	// Approximate lists the stats results computed with sketches instead of
@@ -60,6 +65,8 @@ func Run(ctx context.Context, q *Query, inputs []string, cfg fileread.Config, op
 	st := e.stats()
 	st.Bytes = rst.Bytes
 	st.Strategies = rst.Strategies
+	st.LongLines = rst.LongLines
+	st.LongLineSamples = rst.LongLineSamples
 	if err == nil {
 		err = e.finish()
 	}
@@ -199,7 +206,7 @@ func (e *executor) chunk(wid int, c *fileread.Chunk) error {
 		err = e.order.deliver(w.out.end())
 	}
 	if pr := e.p.opts.Progress; pr != nil {
-		pr.Add(int64(len(c.Data)))
+		pr.Add(int64(len(c.Data)) + c.Skip)
 	}
 	if errors.Is(err, errStop) {
 		e.stopped.Store(true)
@@ -396,12 +403,12 @@ type collector struct {
 type chunkOut struct {
 	input int
 	off   int64
-	size  int64
+	size  int64 // input bytes the chunk covers: its Data and the skipped long lines after it
 	rows  []*Row
 }
 
 func (c *collector) begin(ch *fileread.Chunk) {
-	c.cur = &chunkOut{input: ch.Input, off: ch.Offset, size: int64(len(ch.Data))}
+	c.cur = &chunkOut{input: ch.Input, off: ch.Offset, size: int64(len(ch.Data)) + ch.Skip}
 }
 
 func (c *collector) end() *chunkOut {
