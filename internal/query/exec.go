@@ -35,8 +35,8 @@ type Stats struct {
 	// the first few.
 	LongLines       int64
 	LongLineSamples []fileread.LongLine
-	Duration   time.Duration
-	Strategies []fileread.Strategy
+	Duration        time.Duration
+	Strategies      []fileread.Strategy
 	// Approximate lists the stats results computed with sketches instead of
 	// exactly, with the reason.
 	Approximate []string
