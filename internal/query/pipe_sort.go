@@ -2,6 +2,7 @@ package query
 
 import (
 	"slices"
+	"strings"
 )
 
 // sortProc implements sort. Rows are cloned and kept; with a limit only the
@@ -61,7 +62,17 @@ func (p *sortProc) compare(a, b *Row) int {
 	if b.pos.less(a.pos) {
 		return 1
 	}
-	return 0
+	// Rows made by stats have no file position: compare their fields so
+	// that ties come out in the same order on every run.
+	for i := 0; i < len(a.Fields) && i < len(b.Fields); i++ {
+		if c := strings.Compare(a.Fields[i].Name, b.Fields[i].Name); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.Fields[i].Value, b.Fields[i].Value); c != 0 {
+			return c
+		}
+	}
+	return len(a.Fields) - len(b.Fields)
 }
 
 func (p *sortProc) sortRows() {
