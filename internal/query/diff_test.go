@@ -144,7 +144,11 @@ func readLines(t testing.TB, path string) []string {
 // on generated data, with 1 and several workers, random chunk sizes and
 // read strategies.
 func TestDifferential(t *testing.T) {
-	path := writeGen(t, 7, 3<<20)
+	size := int64(3 << 20)
+	if testing.Short() {
+		size = 256 << 10 // the race detector run in CI
+	}
+	path := writeGen(t, 7, size)
 	lines := readLines(t, path)
 	r := rand.New(rand.NewPCG(1, 2))
 	strategies := []fileread.Strategy{fileread.Auto, fileread.Mmap, fileread.Pread, fileread.Bufio, fileread.Stream}
