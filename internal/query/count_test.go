@@ -13,14 +13,19 @@ import (
 func TestCountLogLines(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	pieces := []string{"a", "bc\n", "\n", "\r\n", "x\r\n", "\r", "{\"k\":1}\n"}
-	for range 2000 {
+	long := string(bytes.Repeat([]byte("x"), 300)) + "\n"
+	for round := range 2000 {
 		var b bytes.Buffer
-		for b.Len() < r.IntN(3*countBlock) {
-			if r.IntN(50) == 0 {
+		target := r.IntN(3 * countBlock)
+		for b.Len() < target {
+			switch {
+			case r.IntN(50) == 0:
 				b.WriteString(pieces[r.IntN(len(pieces))])
-				continue
+			case round%2 == 0:
+				b.WriteString(long) // blocks counted newline by newline
+			default:
+				b.WriteString("line of text\n") // blocks counted with bytes.Count
 			}
-			b.WriteString("line of text\n")
 		}
 		data := b.Bytes()
 		want := int64(0)

@@ -307,38 +307,78 @@ func (e *executor) line(w *workerState, c *fileread.Chunk, line []byte, off int6
 // countLogLines counts the non-empty lines of data (an empty line, or one
 // holding only "\r", is not a log).
 //
-// It works in blocks that fit the L2 cache: counting newlines and looking
-// for empty lines are two passes, and the second then reads the block from
-// L2 instead of memory (the count-only query runs at memory speed).
+// Long lines (the common case for NDJSON logs) are counted in one pass that
+// jumps from newline to newline with bytes.IndexByte and checks each line's
+// length on the way. Short lines make that a call per few bytes, so a block
+// whose lines average under longLineAvg bytes is counted with bytes.Count and
+// checked for empty lines with a second pass over the block, which is sized
+// to still be in L2.
 func countLogLines(data []byte) int64 {
-	if len(data) == 0 {
-		return 0
-	}
-	n := int64(0)
-	empty := data[0] == '\n' || data[0] == '\r'
-	for b := data; len(b) > 0; {
-		blk := b[:min(len(b), countBlock)]
-		b = b[len(blk):]
-		n += int64(bytes.Count(blk, []byte{'\n'}))
-		if !empty && (bytes.Index(blk, []byte("\n\n")) >= 0 || bytes.IndexByte(blk, '\r') >= 0 ||
-			(len(b) > 0 && blk[len(blk)-1] == '\n' && (b[0] == '\n' || b[0] == '\r'))) {
-			empty = true
+	var n int64
+	long := true
+	for len(data) > 0 {
+		blk := data[:min(len(data), countBlock)]
+		if len(blk) < len(data) {
+			// Extend the block to a line end, so lines never straddle blocks.
+			if i := bytes.IndexByte(data[len(blk):], '\n'); i >= 0 {
+				blk = data[:len(blk)+i+1]
+			} else {
+				blk = data
+			}
 		}
+		data = data[len(blk):]
+		var lines int64
+		if long {
+			lines = countLinesJump(blk)
+		} else {
+			lines = countLinesCount(blk)
+		}
+		n += lines
+		long = lines == 0 || int64(len(blk))/lines >= longLineAvg
 	}
-	if data[len(data)-1] != '\n' {
+	return n
+}
+
+// longLineAvg is the average line length from which countLinesJump beats
+// bytes.Count plus an empty-line pass.
+const longLineAvg = 160
+
+// countLinesJump counts the non-empty lines of blk, newline by newline.
+func countLinesJump(blk []byte) int64 {
+	var n int64
+	start := 0
+	for start < len(blk) {
+		i := bytes.IndexByte(blk[start:], '\n')
+		if i < 0 {
+			if !(len(blk)-start == 1 && blk[start] == '\r') {
+				n++
+			}
+			break
+		}
+		if i > 1 || (i == 1 && blk[start] != '\r') {
+			n++
+		}
+		start += i + 1
+	}
+	return n
+}
+
+// countLinesCount counts the non-empty lines of blk with bytes.Count, then
+// subtracts empty lines if a second pass finds any.
+func countLinesCount(blk []byte) int64 {
+	n := int64(bytes.Count(blk, []byte{'\n'}))
+	if blk[len(blk)-1] != '\n' {
 		n++
 	}
-	if !empty {
-		// Fast path: no empty line and no '\r' anywhere.
+	if blk[0] != '\n' && blk[0] != '\r' && bytes.Index(blk, []byte("\n\n")) < 0 && bytes.IndexByte(blk, '\r') < 0 {
 		return n
 	}
-	// Slow path: subtract the empty lines one by one.
-	for len(data) > 0 {
-		line, rest := fileread.NextLine(data)
+	for len(blk) > 0 {
+		line, rest := fileread.NextLine(blk)
 		if len(line) == 0 {
 			n--
 		}
-		data = rest
+		blk = rest
 	}
 	return n
 }
