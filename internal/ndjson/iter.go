@@ -12,8 +12,14 @@
 //     surrogates (\ud800 decodes to U+FFFD).
 //   - Nesting is limited to MaxDepth (1000) levels, not 10000.
 //
-// FuzzIter checks this against encoding/json.
+// FuzzIter checks this against encoding/json, and FuzzFastPath checks
+// Next's fast path against its scanning path.
 package ndjson
+
+import (
+	"encoding/binary"
+	"math/bits"
+)
 
 // Kind is the JSON type of a leaf value.
 type Kind uint8
@@ -53,6 +59,24 @@ const (
 	stateDone              // Next has returned false
 )
 
+// frame is an object being walked: where its key is in the line.
+type frame struct {
+	keyStart, keyEnd int  // the key's contents, without quotes
+	keyEsc           bool // the key has escapes
+	prefixEnd        int  // len(keyBuf) after "key.", once built (see appendPrefix)
+}
+
+// Leaf flags: Iter.flags describes the current leaf.
+const (
+	flagKeyPlain = 1 << iota // Key is line[keyStart:keyEnd]: top level, no escapes
+	flagValPlain             // Value is line[valStart:valEnd]
+	flagKeyEsc               // the key has escapes
+	flagEsc                  // a string value has escapes
+	flagSpaced               // an array value has whitespace outside strings
+	flagKeyOK                // keyBuf holds Key's result (unless Iter.clean)
+	flagValOK                // val holds Value's result
+)
+
 // Iter walks the leaf fields of one JSON object, depth-first in source
 // order. Nested objects are flattened: {"http":{"ua":"x","tls":{"v":"1.3"}}}
 // yields "http.ua" then "http.tls.v". An empty nested object yields
@@ -68,35 +92,40 @@ const (
 // use; give each worker its own and reuse it for every line, so that its
 // internal buffers grow once: Reset, Next, Key, Kind, Raw, Value and Err
 // then do not allocate. The buffers keep the size of the longest decoded
-// key, decoded value and nesting seen.
+// key, decoded value and nesting seen. Reuse also lets Next predict each
+// key from the previous lines, which makes it faster on logs whose lines
+// share a layout (see predict.go); an Iter takes about 3.3 KiB.
 type Iter struct {
 	line  []byte
 	pos   int // next byte to scan
 	state uint8
 
+	// Key prediction, see predict.go.
+	ord   uint        // ordinal in the line of the next key
+	clean bool        // every key of the line so far was predicted
+	gen   uint64      // count of changes to preds
+	preds [32]keyPred // by ordinal % 32
+	keys  [32]keyCache
+
 	// Current leaf.
 	kind     Kind
-	esc      bool // string value has escapes (stale for other kinds)
-	spaced   bool // array value has whitespace outside strings (ditto)
-	keyEsc   bool // key has escapes
-	keyPlain bool // Key is line[keyStart:keyEnd]: top level, no escapes
-	valPlain bool // Value is line[valStart:valEnd]
-	keyOK    bool // key holds Key's result
-	valOK    bool // val holds Value's result
-	keyStart int  // key contents, without quotes
+	flags    uint8 // flagKeyPlain etc.
+	plain    uint8 // flags of a plain leaf in this object: flagValPlain, and flagKeyPlain at the top level
+	keyStart int   // key contents, without quotes
 	keyEnd   int
 	valStart int // Raw value
 	valEnd   int
 
-	// frames[d] is prefixLen of the object enclosing the object at depth
-	// d+1; len(frames) is the depth of the current object.
-	frames    []int
-	prefixLen int    // keyBuf[:prefixLen] is the current object's "a.b." prefix
-	keyBuf    []byte // prefix, then the current nested key (see Key)
-	key       []byte
-	valBuf    []byte
-	val       []byte
-	stack     []byte // scratch for skipContainer
+	// frames[d] is the object at depth d+1; len(frames) is the depth of
+	// the current object. The prefix of nested keys ("a.b.") is built
+	// lazily, by Key: keyBuf[:frames[prefixDepth-1].prefixEnd] holds the
+	// keys of frames[:prefixDepth].
+	frames      []frame
+	prefixDepth int
+	keyBuf      []byte // prefix, then the current nested key (see Key)
+	valBuf      []byte
+	val         []byte
+	stack       []byte // scratch for skipContainer
 
 	hasErr bool
 	err    SyntaxError
@@ -109,12 +138,9 @@ type Iter struct {
 func (it *Iter) Reset(line []byte) {
 	it.line = line
 	it.pos = 0
-	it.state = stateStart
-	it.kind = 0
-	it.keyPlain, it.valPlain = false, false
-	it.keyOK, it.valOK = false, false
-	it.frames = it.frames[:0]
-	it.prefixLen = 0
+	it.state, it.ord, it.clean = stateStart, 0, true
+	it.kind, it.flags, it.plain = 0, 0, flagKeyPlain|flagValPlain
+	it.frames, it.prefixDepth = it.frames[:0], 0
 	it.hasErr = false
 }
 
@@ -126,9 +152,209 @@ func (it *Iter) Reset(line []byte) {
 // valid JSON object. Callers must drive Next until it returns false before
 // trusting Err. Cost: linear in the bytes scanned, about one word operation
 // per 8 bytes of string contents; no allocation once buffers have grown.
+//
+// Next is the fast path for compact lines of printable ASCII: a key
+// without escapes right after `,` or `{`, and a string value without
+// escapes, a number such as 200 or 18.188, a literal or an object. It
+// leaves the rest of a field with anything else (whitespace, escapes,
+// non-ASCII, arrays, other numbers, errors) to nextStrict, falling back
+// before it changes any state, so that nextStrict scans that field from
+// its start: the results, errors included, are those of nextStrict alone
+// (TestFastPathMatchesStrict, FuzzFastPath).
 func (it *Iter) Next() bool {
 	s, i := it.line, it.pos
-	it.keyOK, it.valOK = false, false
+	for {
+		o := it.ord
+		it.ord = o + 1
+		var ks, ke int
+		if p := &it.preds[o%uint(len(it.preds))]; p.state == it.state+1 && i < len(s)-16 &&
+			(binary.LittleEndian.Uint64(s[i:])^p.w0)&p.m0|(binary.LittleEndian.Uint64(s[i+8:])^p.w1)&p.m1 == 0 {
+			// Fast path: the same key as in the previous lines, checked in
+			// two word compares instead of a scan (see predict.go). The
+			// value starts before line[i+16], so s[vs] exists.
+			ks, ke = i+p.ks, i+p.ke
+		} else {
+			st := it.state
+			k := i + 1 // the opening quote of the key
+			if st != stateAfterValue || i >= len(s)-1 || binary.LittleEndian.Uint16(s[i:]) != ','|'"'<<8 {
+				if st == stateAfterValue && len(s)-i == len(it.frames)+1 && it.closeAll(i) {
+					return false
+				}
+				// Slow path: the first key of an object, whitespace,
+				// closing brackets, the end of the line or an error. On a
+				// key, seekKey moves it.pos and it.state to it, so that
+				// nextStrict, if called, starts there.
+				if k = it.seekKey(i); k < 0 {
+					return false
+				}
+				s = it.line
+			}
+			ks = k + 1
+			ke = findSpecial(s, ks)
+			if ke >= len(s)-2 || binary.LittleEndian.Uint16(s[ke:]) != '"'|':'<<8 {
+				return it.nextStrict()
+			}
+			it.learn(o, st, i, k, ke)
+			s = it.line
+		}
+		// Stored early, to free registers: nextStrict overwrites them.
+		it.keyStart, it.keyEnd = ks, ke
+		vs := ke + 2
+		switch c := s[vs]; {
+		case c == '"':
+			vs++
+			ve := vs
+			// Four words per step, each with its own exit branch: less
+			// loop overhead, and values of different lengths take
+			// different branches, which predict better than one shared
+			// exit. The window also proves the quote check in bounds
+			// (BenchmarkIter/walk: 7% fewer instructions and about 5%
+			// faster than one word per step).
+			for ve <= len(s)-32 {
+				win := (*[32]byte)(s[ve:])
+				if m := specialMask(binary.LittleEndian.Uint64(win[:])); m != 0 {
+					j := bits.TrailingZeros64(m) >> 3
+					if win[j] != '"' {
+						return it.nextStrict()
+					}
+					ve += j
+					goto valOK
+				}
+				if m := specialMask(binary.LittleEndian.Uint64(win[8:])); m != 0 {
+					j := 8 + bits.TrailingZeros64(m)>>3
+					if win[j] != '"' {
+						return it.nextStrict()
+					}
+					ve += j
+					goto valOK
+				}
+				if m := specialMask(binary.LittleEndian.Uint64(win[16:])); m != 0 {
+					j := 16 + bits.TrailingZeros64(m)>>3
+					if win[j] != '"' {
+						return it.nextStrict()
+					}
+					ve += j
+					goto valOK
+				}
+				if m := specialMask(binary.LittleEndian.Uint64(win[24:])); m != 0 {
+					j := 24 + bits.TrailingZeros64(m)>>3
+					if win[j&31] != '"' { // j < 32, as m != 0
+						return it.nextStrict()
+					}
+					ve += j
+					goto valOK
+				}
+				ve += 32
+			}
+			for {
+				if ve > len(s)-8 {
+					if len(s) < 8 {
+						return it.nextStrict()
+					}
+					// The last 1..7 bytes: load the last word and shift out
+					// the bytes before s[ve]; see findSpecial.
+					w := binary.LittleEndian.Uint64(s[len(s)-8:]) >> (8 * (8 - (len(s) - ve)))
+					ve += bits.TrailingZeros64(specialMask(w)) >> 3
+					break
+				}
+				if m := specialMask(binary.LittleEndian.Uint64(s[ve:])); m != 0 {
+					ve += bits.TrailingZeros64(m) >> 3
+					break
+				}
+				ve += 8
+			}
+			if ve >= len(s) || s[ve] != '"' {
+				return it.nextStrict()
+			}
+		valOK:
+			it.kind, it.valStart, it.valEnd, it.pos = KindString, vs, ve, ve+1
+			it.flags = it.plain
+		case c-'1' < 9:
+			// A number without sign, exponent or leading zero.
+			ve := vs + 1
+			for ve < len(s) && isDigit(s[ve]) {
+				ve++
+			}
+			if ve < len(s) && s[ve] == '.' {
+				ve++
+				f := ve
+				for ve < len(s) && isDigit(s[ve]) {
+					ve++
+				}
+				if ve == f {
+					return it.nextStrict()
+				}
+			}
+			if ve < len(s) && s[ve]|0x20 == 'e' {
+				return it.nextStrict()
+			}
+			it.kind, it.valStart, it.valEnd, it.pos = KindNumber, vs, ve, ve
+			it.flags = it.plain
+		case c == '{':
+			if !it.enter(vs) {
+				return it.nextStrict()
+			}
+			// Reload rather than keep values live across the call.
+			s, i = it.line, it.pos
+			continue
+		case c == 'n' && vs <= len(s)-4 && string(s[vs:vs+4]) == "null":
+			it.kind, it.valStart, it.valEnd, it.pos = KindNull, vs, vs+4, vs+4
+			it.flags = it.plain &^ flagValPlain
+		case c == 't' && vs <= len(s)-4 && string(s[vs:vs+4]) == "true":
+			it.kind, it.valStart, it.valEnd, it.pos = KindTrue, vs, vs+4, vs+4
+			it.flags = it.plain
+		case c == 'f' && vs <= len(s)-5 && string(s[vs:vs+5]) == "false":
+			it.kind, it.valStart, it.valEnd, it.pos = KindFalse, vs, vs+5, vs+5
+			it.flags = it.plain
+		default:
+			return it.nextStrict()
+		}
+		it.state = stateAfterValue
+		return true
+	}
+}
+
+// enter is Next's fast path into the object that is the value of the
+// plain key line[keyStart:keyEnd] and starts at line[i]: it pushes a frame
+// and moves past the '{', or it reports false, changing nothing, when the
+// object would be too deep.
+//
+// It is kept out of line, so that Next need not save its registers around
+// append's call on every field (the compiler spills them where they are
+// set, not only on the path of the call).
+//
+//go:noinline
+func (it *Iter) enter(i int) bool {
+	if len(it.frames) >= MaxDepth-1 {
+		return false
+	}
+	it.frames = append(it.frames, frame{keyStart: it.keyStart, keyEnd: it.keyEnd})
+	it.plain = flagValPlain
+	it.pos, it.state = i+1, stateObjOpen
+	return true
+}
+
+// closeAll is the fast path of seekKey and end for a line that ends with
+// line[i:], just after a value, when len(line)-i is one more than the depth:
+// if those bytes are all '}', it ends the walk and reports true.
+func (it *Iter) closeAll(i int) bool {
+	for _, c := range it.line[i:] {
+		if c != '}' {
+			return false
+		}
+	}
+	it.frames, it.prefixDepth, it.plain = it.frames[:0], 0, flagKeyPlain|flagValPlain
+	it.pos, it.state = len(it.line), stateDone
+	it.kind, it.flags = 0, 0
+	return true
+}
+
+// nextStrict is Next's slow path: it walks from it.pos to the next leaf
+// like Next, validating every byte with the general scanners, and reports
+// every error. It never predicts keys, and the line is no longer clean.
+func (it *Iter) nextStrict() bool {
+	it.clean = false
+	s, i := it.line, it.pos
 	for {
 		if it.state == stateAfterValue && i+1 < len(s) && s[i] == ',' && s[i+1] == '"' {
 			// Fast path: compact NDJSON has `,"` between fields.
@@ -150,8 +376,11 @@ func (it *Iter) Next() bool {
 				}
 			}
 		}
-		it.keyStart, it.keyEnd, it.keyEsc = ks, ke, kesc
-		it.keyPlain = !kesc && it.prefixLen == 0
+		it.keyStart, it.keyEnd = ks, ke
+		flags := it.plain &^ flagValPlain
+		if kesc {
+			flags = flagKeyEsc
+		}
 
 		i = ke + 1
 		if i >= len(s) || s[i] != ':' {
@@ -190,10 +419,15 @@ func (it *Iter) Next() bool {
 				}
 			}
 			it.kind, it.valStart, it.valEnd = KindString, vs, ve
-			it.esc, it.valPlain = esc, !esc
+			if esc {
+				flags |= flagEsc
+			} else {
+				flags |= flagValPlain
+			}
 			i = ve + 1
 		case '{':
-			it.descend(s[ks:ke], kesc)
+			it.frames = append(it.frames, frame{keyStart: ks, keyEnd: ke, keyEsc: kesc})
+			it.plain = flagValPlain
 			if len(it.frames) >= MaxDepth {
 				return it.fail(errDepth, i)
 			}
@@ -206,7 +440,12 @@ func (it *Iter) Next() bool {
 			if code != errNone {
 				return it.fail(code, ve)
 			}
-			it.kind, it.valStart, it.valEnd, it.spaced, it.valPlain = KindArray, i, ve, spaced, !spaced
+			it.kind, it.valStart, it.valEnd = KindArray, i, ve
+			if spaced {
+				flags |= flagSpaced
+			} else {
+				flags |= flagValPlain
+			}
 			i = ve
 		default:
 			var (
@@ -233,19 +472,24 @@ func (it *Iter) Next() bool {
 			if code != errNone {
 				return it.fail(code, ve)
 			}
-			it.kind, it.valStart, it.valEnd, it.valPlain = kind, i, ve, kind != KindNull
+			it.kind, it.valStart, it.valEnd = kind, i, ve
+			if kind != KindNull {
+				flags |= flagValPlain
+			}
 			i = ve
 		}
+		it.flags = flags
 		it.pos, it.state = i, stateAfterValue
 		return true
 	}
 }
 
 // seekKey moves from s[i], in it.state, to the opening quote of the next
-// key, closing objects on the way, and returns its index; or it returns -1
-// when the walk ends, at the end of the line or on an error. It handles
-// everything but Next's fast path: the first key of an object, whitespace,
-// and closing brackets.
+// key, closing objects on the way, and returns its index, which it also
+// stores in it.pos with it.state stateObjOpen; or it returns -1 when the
+// walk ends, at the end of the line or on an error. It handles everything
+// but the `,"` between fields: the first key of an object, whitespace, and
+// closing brackets.
 func (it *Iter) seekKey(i int) int {
 	s, st := it.line, it.state
 	for {
@@ -263,7 +507,11 @@ func (it *Iter) seekKey(i int) int {
 		switch st {
 		case stateAfterValue:
 			if c == ',' {
-				if i = skipSpace(s, i+1); i < len(s) && s[i] == '"' {
+				if i++; i < len(s) && s[i] <= ' ' {
+					i = skipSpace(s, i)
+				}
+				if i < len(s) && s[i] == '"' {
+					it.pos, it.state = i, stateObjOpen
 					return i
 				}
 				if i >= len(s) {
@@ -275,6 +523,7 @@ func (it *Iter) seekKey(i int) int {
 			}
 		case stateObjOpen:
 			if c == '"' {
+				it.pos, it.state = i, stateObjOpen
 				return i
 			}
 		case stateStart:
@@ -295,8 +544,12 @@ func (it *Iter) seekKey(i int) int {
 				it.end(i)
 				return -1
 			}
-			it.prefixLen = it.frames[len(it.frames)-1]
-			it.frames = it.frames[:len(it.frames)-1]
+			d := len(it.frames) - 1
+			it.frames = it.frames[:d]
+			it.prefixDepth = min(it.prefixDepth, d)
+			if d == 0 {
+				it.plain = flagKeyPlain | flagValPlain
+			}
 			st = stateAfterValue
 		case st == stateStart:
 			it.fail(ctxNotObject, i)
@@ -311,20 +564,6 @@ func (it *Iter) seekKey(i int) int {
 	}
 }
 
-// descend enters the object that is the value of key (raw contents, with
-// escapes if esc): it pushes the current prefix and appends "key." to it.
-func (it *Iter) descend(key []byte, esc bool) {
-	it.frames = append(it.frames, it.prefixLen)
-	b := it.keyBuf[:it.prefixLen]
-	if esc {
-		b = appendUnescapeValid(b, key)
-	} else {
-		b = append(b, key...)
-	}
-	b = append(b, '.')
-	it.keyBuf, it.prefixLen = b, len(b)
-}
-
 // end finishes a walk whose top-level object closed just before s[i]:
 // only whitespace may follow.
 func (it *Iter) end(i int) bool {
@@ -336,7 +575,7 @@ func (it *Iter) end(i int) bool {
 		return it.fail(ctxTrailing, i)
 	}
 	it.pos, it.state = i, stateDone
-	it.kind, it.keyPlain, it.valPlain = 0, false, false
+	it.kind, it.flags = 0, 0
 	return false
 }
 
@@ -348,7 +587,7 @@ func (it *Iter) fail(code errCode, off int) bool {
 	it.err = SyntaxError{Offset: off, Msg: message(code, it.line, off)}
 	it.hasErr = true
 	it.pos, it.state = off, stateDone
-	it.kind, it.keyPlain, it.valPlain = 0, false, false
+	it.kind, it.flags = 0, 0
 	return false
 }
 
@@ -369,11 +608,12 @@ func (it *Iter) Err() error {
 // Key returns the flattened, unescaped name of the current leaf: the keys
 // of the enclosing objects and the leaf's own key, each unescaped, joined
 // with '.'. A top-level key without escapes aliases the line; other keys
-// are built in an internal buffer on the first call after Next. Either way
-// the slice is valid until the next Next or Reset, and must not be
-// modified. Key returns nil unless Next has just returned true.
+// are built in an internal buffer on the first call after Next, or come
+// from a cache of those built for earlier lines. Either way the slice is
+// valid until the next Next or Reset, and must not be modified. Key
+// returns nil unless Next has just returned true.
 func (it *Iter) Key() []byte {
-	if it.keyPlain {
+	if it.flags&flagKeyPlain != 0 {
 		// Fast path (inlined): a top-level plain key.
 		return it.line[it.keyStart:it.keyEnd]
 	}
@@ -381,21 +621,79 @@ func (it *Iter) Key() []byte {
 }
 
 // buildKey is Key's slow path: a nested or escaped key, built once per
-// leaf in keyBuf.
+// leaf in keyBuf, or found in the cache of keyCache.
 func (it *Iter) buildKey() []byte {
 	if it.kind == 0 {
 		return nil
 	}
-	if !it.keyOK {
-		k := it.line[it.keyStart:it.keyEnd]
-		if it.keyEsc {
-			it.keyBuf = appendUnescapeValid(it.keyBuf[:it.prefixLen], k)
-		} else {
-			it.keyBuf = append(it.keyBuf[:it.prefixLen], k...)
+	if it.clean {
+		// Fast path: the keys and objects up to this leaf are those of
+		// the line that cached its key (see keyCache).
+		o := it.ord - 1
+		c := &it.keys[o%uint(len(it.keys))]
+		if c.gen != it.gen || c.ord != o {
+			c.key, c.gen, c.ord = append(c.key[:0], it.appendKey()...), it.gen, o
 		}
-		it.key, it.keyOK = it.keyBuf, true
+		return c.key
 	}
-	return it.key
+	if it.flags&flagKeyOK == 0 {
+		it.appendKey()
+		it.flags |= flagKeyOK
+	}
+	return it.keyBuf
+}
+
+// appendKey builds the current leaf's flattened key in keyBuf and
+// returns it.
+func (it *Iter) appendKey() []byte {
+	var b []byte
+	if d := len(it.frames); d > 0 && d == it.prefixDepth {
+		// Fast path: the prefix is built; only the key changes.
+		b = it.keyBuf[:it.frames[d-1].prefixEnd]
+	} else {
+		b = it.appendPrefix()
+	}
+	ks, ke, n := it.keyStart, it.keyEnd, len(b)
+	switch {
+	case it.flags&flagKeyEsc != 0:
+		b = appendUnescapeValid(b, it.line[ks:ke])
+	case ke-ks <= 16 && n+16 <= cap(b) && ks+16 <= len(it.line):
+		// Fast path: copy a short key as one 16-byte block, without a
+		// call (append would call memmove). appendPrefix leaves room.
+		*(*[16]byte)(b[n : n+16]) = [16]byte(it.line[ks : ks+16])
+		b = b[:n+ke-ks]
+	default:
+		b = append(b, it.line[ks:ke]...)
+	}
+	it.keyBuf = b
+	return b
+}
+
+// appendPrefix returns keyBuf holding the "a.b." prefix of the current
+// object, appending the keys of the frames entered since the last call.
+func (it *Iter) appendPrefix() []byte {
+	d := it.prefixDepth
+	b := it.keyBuf[:0]
+	if d > 0 {
+		b = it.keyBuf[:it.frames[d-1].prefixEnd]
+	}
+	for ; d < len(it.frames); d++ {
+		f := &it.frames[d]
+		k := it.line[f.keyStart:f.keyEnd]
+		if f.keyEsc {
+			b = appendUnescapeValid(b, k)
+		} else {
+			b = append(b, k...)
+		}
+		b = append(b, '.')
+		f.prefixEnd = len(b)
+	}
+	it.prefixDepth = d
+	if cap(b)-len(b) < 16 {
+		// Room for appendKey's fast path.
+		b = append(b, make([]byte, 16)...)[:len(b)]
+	}
+	return b
 }
 
 // Kind returns the kind of the current leaf, or 0 when Next has not
@@ -420,7 +718,7 @@ func (it *Iter) Raw() []byte {
 
 // Escaped reports whether the current value is a string holding backslash
 // escapes, that is whether Value differs from Raw for a string.
-func (it *Iter) Escaped() bool { return it.kind == KindString && it.esc }
+func (it *Iter) Escaped() bool { return it.kind == KindString && it.flags&flagEsc != 0 }
 
 // Value returns the current value as text: unescaped string contents;
 // number text exactly as written; "true" or "false"; "" for null; for
@@ -432,7 +730,7 @@ func (it *Iter) Escaped() bool { return it.kind == KindString && it.esc }
 // Next or Reset, and must not be modified. Value returns nil unless Next
 // has just returned true.
 func (it *Iter) Value() []byte {
-	if it.valPlain {
+	if it.flags&flagValPlain != 0 {
 		// Fast path (inlined): the raw text is the value.
 		return it.line[it.valStart:it.valEnd]
 	}
@@ -445,15 +743,16 @@ func (it *Iter) decodeValue() []byte {
 	switch {
 	case it.kind == 0:
 		return nil
-	case it.valOK:
+	case it.flags&flagValOK != 0:
 	case it.kind == KindNull:
-		it.val, it.valOK = it.line[it.valStart:it.valStart], true
+		it.val = it.line[it.valStart:it.valStart]
 	case it.kind == KindString: // with escapes
 		it.valBuf = appendUnescapeValid(it.valBuf[:0], it.line[it.valStart:it.valEnd])
-		it.val, it.valOK = it.valBuf, true
+		it.val = it.valBuf
 	default: // an array with whitespace
 		it.valBuf = appendCompactValid(it.valBuf[:0], it.line[it.valStart:it.valEnd])
-		it.val, it.valOK = it.valBuf, true
+		it.val = it.valBuf
 	}
+	it.flags |= flagValOK
 	return it.val
 }

@@ -25,8 +25,9 @@ func benchLines(b *testing.B) ([][]byte, int64) {
 // BenchmarkIter walks realistic lines: walk-only (Next until false, the
 // validation every line pays), walk+key and walk+value (one accessor per
 // leaf), walk+key+value (decoding every leaf, as printing all fields
-// would), and as baselines encoding/json unmarshalling the same bytes into
-// a map and json.Valid.
+// would), and as baselines walk-strict (the scanning path alone, without
+// Next's fast path and key prediction), encoding/json unmarshalling the
+// same bytes into a map and json.Valid.
 func BenchmarkIter(b *testing.B) {
 	lines, size := benchLines(b)
 	b.Run("walk", func(b *testing.B) {
@@ -87,6 +88,24 @@ func BenchmarkIter(b *testing.B) {
 				it.Reset(line)
 				for it.Next() {
 					n += len(it.Key()) + len(it.Value())
+				}
+			}
+		}
+		sinkInt = n
+	})
+	b.Run("walk-strict", func(b *testing.B) {
+		b.SetBytes(size)
+		b.ReportAllocs()
+		var it Iter
+		n := 0
+		for b.Loop() {
+			for _, line := range lines {
+				it.Reset(line)
+				for it.nextStrict() {
+					n++
+				}
+				if it.Err() != nil {
+					b.Fatal(it.Err())
 				}
 			}
 		}

@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+
+	"github.com/spate-io/spate/internal/ndjson"
 )
 
 // processor is a compiled pipe. push receives one row; the row and its
@@ -325,6 +327,7 @@ type unrollProc struct {
 	scratch Row
 	arena   arena
 	vals    [][]string
+	it      ndjson.Iter
 }
 
 func (p *unrollProc) push(r *Row) error {
@@ -332,7 +335,7 @@ func (p *unrollProc) push(r *Row) error {
 	p.vals = p.vals[:0]
 	n := 0
 	for _, f := range p.fields {
-		vs := splitJSONArray(&p.arena, r.Get(f))
+		vs := splitJSONArray(&p.it, &p.arena, r.Get(f))
 		p.vals = append(p.vals, vs)
 		n = max(n, len(vs))
 	}

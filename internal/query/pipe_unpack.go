@@ -143,13 +143,12 @@ func (p *unpackProc) flush() error { return p.next.flush() }
 // splitJSONArray returns the elements of a JSON array's text as values:
 // strings unquoted, other elements as their compact JSON text. A value that
 // is not a JSON array gives nil.
-func splitJSONArray(a *arena, s string) []string {
+func splitJSONArray(it *ndjson.Iter, a *arena, s string) []string {
 	s = strings.TrimSpace(s)
 	if len(s) < 2 || s[0] != '[' || s[len(s)-1] != ']' {
 		return nil
 	}
 	// Wrap the array in an object so the line iterator can walk it.
-	var it ndjson.Iter
 	wrapped := make([]byte, 0, len(s)+8)
 	wrapped = append(wrapped, `{"a":`...)
 	wrapped = append(wrapped, s...)

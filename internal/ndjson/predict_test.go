@@ -1,0 +1,255 @@
+package ndjson
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// result is everything a walk shows: each leaf with all its accessors, and
+// the error.
+type result struct {
+	leaves []fullLeaf
+	err    string
+}
+
+// fullLeaf is a leaf as every accessor shows it.
+type fullLeaf struct {
+	key, key2, value, value2, raw string
+	kind                          Kind
+	escaped                       bool
+	depth                         int
+}
+
+// walkWith walks line with it, advancing with next (Next, or nextStrict for
+// the reference), and records every accessor of every leaf, Key and Value
+// twice.
+func walkWith(it *Iter, line []byte, next func() bool, r *result) {
+	it.Reset(line)
+	r.leaves, r.err = r.leaves[:0], ""
+	for next() {
+		l := fullLeaf{key: string(it.Key()), value: string(it.Value()), raw: string(it.Raw()),
+			kind: it.Kind(), escaped: it.Escaped(), depth: it.Depth()}
+		l.key2, l.value2 = string(it.Key()), string(it.Value())
+		r.leaves = append(r.leaves, l)
+	}
+	if it.Kind() != 0 || it.Key() != nil || it.Raw() != nil || it.Value() != nil || next() {
+		r.err = "accessors not reset after the walk; "
+	}
+	r.err += fmt.Sprintf("depth %d; ", it.Depth())
+	if err := it.Err(); err != nil {
+		r.err += err.Error()
+	}
+}
+
+// checkFast walks line with it, which may have walked other lines before,
+// and fails unless the walk equals the reference: the scanning path alone
+// (nextStrict, which is Next without its fast path) on a fresh Iter.
+func checkFast(t *testing.T, it *Iter, line []byte, context string) {
+	t.Helper()
+	var got, want result
+	walkWith(it, line, it.Next, &got)
+	var ref Iter
+	walkWith(&ref, line, ref.nextStrict, &want)
+	if got.err != want.err || !slices.Equal(got.leaves, want.leaves) {
+		t.Fatalf("%q (%s):\nNext:\n  %+v\n  err: %s\nstrict:\n  %+v\n  err: %s", line, context,
+			got.leaves, got.err, want.leaves, want.err)
+	}
+}
+
+// predictLines are lines that exercise the fast path's edges: keys at the
+// 16-byte limit of a prediction and near the end of the line, every value
+// kind and number form, nesting, more fields than the prediction table
+// holds, and the same keys at other depths.
+func predictLines() []string {
+	var many strings.Builder
+	many.WriteString(`{"f0":{"x":0}`)
+	for i := 1; i < 70; i++ {
+		if i%17 == 3 {
+			fmt.Fprintf(&many, `,"f%d":{"x":%d,"y":{"z":"%d"}}`, i, i, i)
+		} else {
+			fmt.Fprintf(&many, `,"f%d":%d`, i, i)
+		}
+	}
+	many.WriteString("}")
+	return []string{
+		`{"a":"x","bb":"yy","ccc":1,"dddd":2.5,"eeeee":true,"ffffff":false,"ggggggg":null,"h":{"i":"j"}}`,
+		`{"k123456789":"v","k1234567890":"v","k12345678901":"v","k123456789012":"v","k1234567890123":"v","k12345678901234":"v"}`,
+		`{"n":0,"n":-1,"n":1.5e3,"n":1E+2,"n":10.25,"n":123456789012345678901234567890,"n":7}`,
+		`{"s":"","s":"0123456789abcdef0123456789abcdef0123456789","s":"0123456789abcdef0123456789abcde","s":"é","s":"a\"b"}`,
+		`{"a":{"b":1,"c":2},"d":3}`,
+		`{"a":{"b":1},"c":2,"d":3}`,
+		`{"a":{"b":{"c":{"d":"e"}}},"a":{"b":{"c":{"d":"e"}}}}`,
+		`{"a":{"b":{"c":{"d":"e"},"x":1}},"y":2}`,
+		`{"a":{},"b":{"c":{}},"d":[1,{"e":2}],"f":{"g":[]}}`,
+		`{"a\n":{"b":1},"a":{"b\u0031":1,"c":2}}`,
+		`{"x":1,"y":"` + strings.Repeat("z", 100) + `","w":{"v":"` + strings.Repeat("u", 40) + `"}}`,
+		`{"ts":"t","k":1}`,
+		`{"ts":"t","k":12}`,
+		`{"ts":"t","k":true}`,
+		`{"ts":"t","k":nul}`,
+		`{"ts":"t","k":"v"}` + " ",
+		` {"ts":"t","k":"v"}`,
+		`{ "ts":"t","k":"v"}`,
+		`{"ts" :"t","k":"v"}`,
+		`{"ts":"t" ,"k":"v"}`,
+		`{"ts":"t", "k":"v"}`,
+		many.String(),
+	}
+}
+
+// mutants returns the lines derived from v by overwriting, inserting or
+// deleting one byte at each position.
+func mutants(v []byte) [][]byte {
+	interesting := []byte(" \t{}[]:,\"\\0123456789-.eEtrufalsn\x00\x1f\x7f\x80\xc3\xffx")
+	var out [][]byte
+	for i := range v {
+		for _, c := range interesting {
+			m := bytes.Clone(v)
+			m[i] = c
+			out = append(out, m, slices.Insert(bytes.Clone(v), i, c))
+		}
+		out = append(out, slices.Delete(bytes.Clone(v), i, i+1), v[:i])
+	}
+	return out
+}
+
+// TestFastPathMatchesStrict checks that Next, whatever it predicts from the
+// lines before, gives exactly the leaves and errors of the scanning path
+// alone: on the table lines, on generated lines in file order, and on every
+// one-byte damage of some lines, each walked right after the undamaged line
+// so that the Iter expects the original keys.
+func TestFastPathMatchesStrict(t *testing.T) {
+	var it Iter
+	var table []string
+	iterSuccessCases(func(line, _ string) { table = append(table, line) })
+	iterFailureCases(func(line, _ string) { table = append(table, line) })
+	table = append(table, predictLines()...)
+	gen := genLines(t, 64<<10)
+
+	// Every line twice in a row (the second walk predicts all its keys),
+	// after every other line.
+	for _, a := range table {
+		for _, b := range table {
+			checkFast(t, &it, []byte(a), "first")
+			checkFast(t, &it, []byte(b), "after "+a)
+			checkFast(t, &it, []byte(b), "again")
+		}
+		if testing.Short() {
+			break
+		}
+	}
+	for i, line := range gen {
+		checkFast(t, &it, line, fmt.Sprint("generated line ", i))
+	}
+
+	victims := [][]byte{gen[0], gen[1], gen[7]}
+	for _, line := range predictLines()[:11] {
+		victims = append(victims, []byte(line))
+	}
+	if testing.Short() {
+		victims = victims[:2]
+	}
+	for _, v := range victims {
+		for _, m := range mutants(v) {
+			checkFast(t, &it, v, "victim")
+			checkFast(t, &it, m, "mutant of "+string(v))
+		}
+	}
+
+	// Random order: predictions trained by unrelated lines.
+	rng := rand.New(rand.NewPCG(1, 2))
+	pool := slices.Clone(gen)
+	for _, v := range victims[:2] {
+		pool = append(pool, mutants(v)[:500]...)
+	}
+	for range 20000 {
+		checkFast(t, &it, pool[rng.IntN(len(pool))], "random order")
+	}
+}
+
+// TestKeyCacheNesting checks the cache of nested keys against lines with
+// the same keys in the same order but other nesting, where a stale cached
+// key would be wrong.
+func TestKeyCacheNesting(t *testing.T) {
+	f := func(lines ...string) {
+		t.Helper()
+		var it Iter
+		for round := range 3 {
+			for _, line := range lines {
+				checkFast(t, &it, []byte(line), fmt.Sprint("round ", round))
+			}
+		}
+	}
+	f(`{"a":{"b":1,"c":2}}`, `{"a":{"b":1},"c":2}`)
+	f(`{"a":{"b":{"c":1}},"d":{"e":2}}`, `{"a":{"b":{"c":1},"d":{"e":2}}}`)
+	f(`{"aaaa":{"bbbb":{"cccc":"x"}}}`, `{"aaaa":{"bbbb":"y","cccc":"x"}}`)
+	f(`{"a":{"b":1}}`, `{"a":{"b":1}}x`, `{"a":{"b":1}}`, `{"a":{"b":"\u0041"}}`, `{"a":{"b":1}}`)
+	f(`{"a\u0041":{"b":1}}`, `{"aA":{"b":1}}`)
+	f(predictLines()[len(predictLines())-1], `{"f0":{"x":0},"f1":{"x":1}}`)
+}
+
+// TestFastPathStable checks that walking the same line again, with parts
+// that the scanning path walks (a space, an escape, an array), changes no
+// prediction.
+func TestFastPathStable(t *testing.T) {
+	line := []byte(`{"a":1,"b":{ "c":2,"d":3},"e":"` + strings.Repeat("x", 20) + `\n","f":[4],"g":"tail-of-the-line"}`)
+	var it Iter
+	for range 2 {
+		checkFast(t, &it, line, "train")
+	}
+	gen := it.gen
+	checkFast(t, &it, line, "trained")
+	if it.gen != gen {
+		t.Errorf("predictions changed on the same line: gen %d, then %d", gen, it.gen)
+	}
+}
+
+// TestFastPathAllocs checks that walking and building every key and value
+// of generated lines does not allocate once the Iter is trained.
+func TestFastPathAllocs(t *testing.T) {
+	lines := genLines(t, 64<<10)
+	var it Iter
+	walk := func() {
+		for _, line := range lines {
+			it.Reset(line)
+			for it.Next() {
+				_, _ = it.Key(), it.Value()
+			}
+		}
+	}
+	walk()
+	if n := testing.AllocsPerRun(10, walk); n != 0 {
+		t.Errorf("got %v allocs per walk, want 0", n)
+	}
+}
+
+// FuzzFastPath checks that Next gives the leaves and errors of the
+// scanning path alone on b, after walking a (which trains the predictions),
+// and on a after b.
+//
+//	go test -run '^$' -fuzz FuzzFastPath -fuzztime 30s -fuzzminimizetime 2s ./internal/ndjson
+func FuzzFastPath(f *testing.F) {
+	gen := genLines(f, 4<<10)
+	for i, line := range gen {
+		m := bytes.Clone(line)
+		m[(i*7919)%len(m)] = `"\:,}x`[i%6]
+		f.Add(line, m)
+		f.Add(line, gen[(i+1)%len(gen)])
+	}
+	for _, line := range predictLines() {
+		f.Add([]byte(line), []byte(line))
+	}
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		if len(a) > 64<<10 || len(b) > 64<<10 {
+			t.Skip() // see FuzzIter
+		}
+		var it Iter
+		for _, line := range [][]byte{a, b, b, a, a, b} {
+			checkFast(t, &it, line, "")
+		}
+	})
+}
