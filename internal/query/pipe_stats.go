@@ -167,6 +167,24 @@ func decodeKey(dst []string, key []byte) []string {
 // them); sorting millions of rows nobody asked to sort took seconds.
 const maxSortedGroups = 100_000
 
+// decodeKeyAlias is decodeKey with value strings that alias key.
+func decodeKeyAlias(dst []string, key []byte) []string {
+	for len(key) > 0 {
+		tag := key[0]
+		key = key[1:]
+		switch tag {
+		case keyTimeBucket, keyNumBucket:
+			dst = decodeKey(dst, append([]byte{tag}, key[:8]...))
+			key = key[8:]
+		default:
+			n, w := binary.Uvarint(key)
+			dst = append(dst, unsafeString(key[w:w+int(n)]))
+			key = key[w+int(n):]
+		}
+	}
+	return dst
+}
+
 func floorDiv(a, b int64) int64 {
 	q := a / b
 	if (a%b != 0) && ((a < 0) != (b < 0)) {
@@ -205,6 +223,32 @@ func (s *statsProc) flush() error {
 		}
 		s.count = 0
 	}
+	var out Row
+	emit := func(g int, by []string) error {
+		out.Reset()
+		for i, b := range s.st.By {
+			out.Set(b.Name, by[i])
+		}
+		for i, f := range s.funcs {
+			out.Set(f.f.Result, s.cols[i].result(g))
+		}
+		return s.next.push(&out)
+	}
+	if s.tab.len() > maxSortedGroups {
+		// Many groups: emit in table order, decoding each key into a reused
+		// slice (its strings alias the table, which no longer changes).
+		var by []string
+		for g := 0; g < s.tab.len(); g++ {
+			by = decodeKeyAlias(by[:0], s.tab.key(g))
+			if err := emit(g, by); err != nil {
+				if err == errStop {
+					break
+				}
+				return err
+			}
+		}
+		return s.next.flush()
+	}
 	type outGroup struct {
 		g  int
 		by []string
@@ -213,26 +257,16 @@ func (s *statsProc) flush() error {
 	for g := range groups {
 		groups[g] = outGroup{g: g, by: decodeKey(nil, s.tab.key(g))}
 	}
-	if len(groups) <= maxSortedGroups {
-		slices.SortFunc(groups, func(a, b outGroup) int {
-			for i := range a.by {
-				if c := compareNatural(a.by[i], b.by[i]); c != 0 {
-					return c
-				}
+	slices.SortFunc(groups, func(a, b outGroup) int {
+		for i := range a.by {
+			if c := compareNatural(a.by[i], b.by[i]); c != 0 {
+				return c
 			}
-			return 0
-		})
-	}
-	var out Row
+		}
+		return 0
+	})
 	for _, g := range groups {
-		out.Reset()
-		for i, b := range s.st.By {
-			out.Set(b.Name, g.by[i])
-		}
-		for i, f := range s.funcs {
-			out.Set(f.f.Result, s.cols[i].result(g.g))
-		}
-		if err := s.next.push(&out); err != nil {
+		if err := emit(g.g, g.by); err != nil {
 			if err == errStop {
 				break
 			}
@@ -243,13 +277,15 @@ func (s *statsProc) flush() error {
 }
 
 // groupTable maps group keys to dense indexes 0, 1, 2, ... It holds no
-// pointers: keys are copied into one arena, and an open-addressing index of
-// int32 slots (load factor at most 1/2) points at them.
+// pointers: keys are copied into one arena, and an open-addressing index
+// (load factor at most 1/2) points at them. Each slot holds the group's index
+// and the top 32 bits of its key's hash, so a probe that meets another key
+// usually rejects it without touching the key: with millions of groups every
+// touch is a cache miss.
 type groupTable struct {
 	keys   []byte
 	off    []uint64 // start of key g in keys; key g ends at off[g+1] or len(keys)
-	hashes []uint64
-	slots  []int32 // group index + 1; 0 is empty
+	slots  []uint64 // hash<<32 | (group index + 1); 0 is empty
 	seed   maphash.Seed
 	seeded bool
 }
@@ -272,45 +308,46 @@ func (t *groupTable) findOrAdd(k []byte) (g int, added bool) {
 		t.seeded = true
 	}
 	h := maphash.Bytes(t.seed, k)
+	tag := h &^ 0xffffffff
 	if len(t.slots) == 0 {
-		t.slots = make([]int32, 64)
+		t.slots = make([]uint64, 64)
 	}
 	mask := uint64(len(t.slots) - 1)
-	for i := h & mask; ; i = (i + 1) & mask {
+	i := h & mask
+	for ; ; i = (i + 1) & mask {
 		sl := t.slots[i]
 		if sl == 0 {
 			break
 		}
-		g := int(sl - 1)
-		if t.hashes[g] == h && string(t.key(g)) == string(k) {
-			return g, false
+		if sl&^0xffffffff == tag {
+			g := int(uint32(sl) - 1)
+			if string(t.key(g)) == string(k) {
+				return g, false
+			}
 		}
 	}
 	g = len(t.off)
 	t.off = append(t.off, uint64(len(t.keys)))
 	t.keys = append(t.keys, k...)
-	t.hashes = append(t.hashes, h)
 	if 2*(g+1) > len(t.slots) {
 		t.rehash(2 * len(t.slots))
 	} else {
-		t.place(g, h)
+		t.slots[i] = tag | uint64(g+1)
 	}
 	return g, true
 }
 
-func (t *groupTable) place(g int, h uint64) {
-	mask := uint64(len(t.slots) - 1)
-	i := h & mask
-	for t.slots[i] != 0 {
-		i = (i + 1) & mask
-	}
-	t.slots[i] = int32(g + 1)
-}
-
+// rehash rebuilds the index with n slots, rehashing every key.
 func (t *groupTable) rehash(n int) {
-	t.slots = make([]int32, n)
-	for g, h := range t.hashes {
-		t.place(g, h)
+	t.slots = make([]uint64, n)
+	mask := uint64(n - 1)
+	for g := range t.off {
+		h := maphash.Bytes(t.seed, t.key(g))
+		i := h & mask
+		for t.slots[i] != 0 {
+			i = (i + 1) & mask
+		}
+		t.slots[i] = h&^0xffffffff | uint64(g+1)
 	}
 }
 

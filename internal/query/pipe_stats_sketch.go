@@ -22,7 +22,13 @@ const sketchAccuracy = 0.01
 // Options.Approx, or once Options.MaxMemory is exceeded.
 type memTracker struct {
 	shared *memShared
+	local  int64 // bytes not yet added to shared (one tracker per worker)
 }
+
+// memFlush is how many bytes a tracker gathers before adding them to the
+// shared count: an atomic add per new group made two workers fight over one
+// cache line.
+const memFlush = 1 << 20
 
 // memShared is the run-wide part of memTracker.
 type memShared struct {
@@ -45,10 +51,15 @@ func newMemTracker(p *plan) *memTracker {
 
 // add records n more bytes of exact state.
 func (m *memTracker) add(n int64) {
+	m.local += n
+	if m.local < memFlush {
+		return
+	}
 	s := m.shared
-	if u := s.used.Add(n); s.limit > 0 && u > s.limit && !s.approx.Load() {
+	if u := s.used.Add(m.local); s.limit > 0 && u > s.limit && !s.approx.Load() {
 		s.approx.Store(true)
 	}
+	m.local = 0
 }
 
 // sketch reports whether exact states should now turn into sketches.
