@@ -271,7 +271,7 @@ func newBenchQueryChildCmd() *cobra.Command {
 			}
 			var sink countSink
 			start := time.Now()
-			qs, err := query.Run(cmd.Context(), q, []string{args[1]}, fileread.Config{Workers: workers, Strategy: st}, query.Options{}, &sink)
+			qs, err := query.Run(cmd.Context(), q, []string{args[1]}, fileread.Config{Workers: workers, Strategy: st, MmapWindow: queryMmapWindow, SkipLongLines: true}, query.Options{}, &sink)
 			if err != nil {
 				return err
 			}

@@ -130,6 +130,12 @@ Exit status: 0 ok, 1 query or runtime error, 2 usage error.`,
 	return cmd
 }
 
+// queryMmapWindow is the mmap window queries use: half the read layer's
+// default. On the 2 GiB sample '* | stats count()' ran as fast with it
+// (0.12 s) and peaked at 58-62 MB RSS instead of 91-147 MB (three windows in
+// flight count as mapped file pages).
+const queryMmapWindow = 32 << 20
+
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
@@ -193,6 +199,7 @@ func runQuery(ctx context.Context, opts queryOptions, text string, args []string
 		ChunkSize:     int(opts.chunkSize),
 		MaxLineSize:   int(opts.maxLineSize),
 		SkipLongLines: true,
+		MmapWindow:    queryMmapWindow,
 		Stdin:         opts.stdin,
 	}
 	var stopProgress func()
