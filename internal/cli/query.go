@@ -399,7 +399,9 @@ func startProgress(ctx context.Context, w io.Writer, done *atomic.Int64, total i
 		for {
 			select {
 			case <-stop:
-				bar.SetTotal(-1, true)
+				// Abort removes the bar (drop=true) and marks it done, so
+				// Wait returns whether or not the total was reached.
+				bar.Abort(true)
 				return
 			case <-t.C:
 				bar.SetCurrent(done.Load())

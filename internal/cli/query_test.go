@@ -3,6 +3,7 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -135,3 +136,43 @@ func TestQueryLongLines(t *testing.T) {
 		t.Fatalf("stderr %q does not name the skipped line", stderr)
 	}
 }
+
+func TestQuerySketchesAndReadFlags(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	for i := range 3000 {
+		b.WriteString(`{"u":"user-` + strings.Repeat("x", i%7) + itoa(i) + `","v":` + itoa(i%100) + "}\n")
+	}
+	p := writeLogs(t, dir, "u.log", b.String())
+	q := `* | stats count_uniq(u) n, quantile(0.5, v) p50`
+	code, exact, stderr := runCLI(t, "query", "--format", "csv", q, p)
+	if code != ExitOK || string(exact) != "n,p50\n3000,50\n" || strings.Contains(stderr, "approximate") {
+		t.Fatalf("exact: exit %d, out %q, stderr %q", code, exact, stderr)
+	}
+	for _, flags := range [][]string{{"--approx"}, {"--max-memory", "1KiB"}} {
+		args := append(append([]string{"query", "--format", "csv"}, flags...), q, p)
+		code, out, stderr := runCLI(t, args...)
+		if code != ExitOK || !strings.Contains(stderr, "approximate result: count_uniq") || !strings.Contains(stderr, "approximate result: quantile") {
+			t.Fatalf("%v: exit %d, out %q, stderr %q", flags, code, out, stderr)
+		}
+		if string(out) == string(exact) {
+			t.Logf("%v: sketches gave the exact answer %q", flags, out)
+		}
+	}
+	// Read flags change how, not what.
+	for _, flags := range [][]string{{"--strategy", "stream", "--workers", "3", "--chunk-size", "4KiB"}, {"--strategy", "pread", "--workers", "1"}, {"--strategy", "bufio"}} {
+		args := append(append([]string{"query", "--format", "csv"}, flags...), q, p)
+		if code, out, stderr := runCLI(t, args...); code != ExitOK || string(out) != string(exact) {
+			t.Fatalf("%v: exit %d, out %q, stderr %q", flags, code, out, stderr)
+		}
+	}
+	if code, _, _ := runCLI(t, "query", "--strategy", "tape", q, p); code != ExitUsage {
+		t.Fatalf("bad --strategy: exit %d", code)
+	}
+	// --progress draws on stderr even when it is not a terminal.
+	if code, _, stderr := runCLI(t, "query", "--progress", q, p); code != ExitOK || stderr == "" {
+		t.Fatalf("--progress: exit %d, stderr %q", code, stderr)
+	}
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // This file holds the entry points of the LogsQL parser, the token helpers it
@@ -23,6 +24,19 @@ import (
 // Parse is safe for concurrent use; the returned tree shares nothing with
 // other calls.
 func Parse(s string, now time.Time) (*Query, error) {
+	if !utf8.ValidString(s) {
+		// Invalid UTF-8 cannot round-trip through String(): a word holding
+		// it would become a regexp, which RE2 refuses.
+		pos := 0
+		for pos < len(s) {
+			r, size := utf8.DecodeRuneInString(s[pos:])
+			if r == utf8.RuneError && size == 1 {
+				break
+			}
+			pos += size
+		}
+		return nil, &ParseError{Query: s, Pos: pos, Msg: "the query is not valid UTF-8"}
+	}
 	p := newParser(s, now)
 	q, err := p.parseQuery()
 	if err != nil {

@@ -215,11 +215,8 @@ func (p *renameProc) push(r *Row) error {
 				continue
 			}
 			if i < 0 {
-				if !p.copy {
-					r.Delete(pr.Dst)
-				} else {
-					r.Delete(pr.Dst)
-				}
+				// A missing source makes the destination empty (missing) too.
+				r.Delete(pr.Dst)
 				continue
 			}
 			v := r.Fields[i].Value

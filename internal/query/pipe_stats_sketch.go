@@ -52,10 +52,10 @@ func newMemTracker(p *plan) *memTracker {
 // add records n more bytes of exact state.
 func (m *memTracker) add(n int64) {
 	m.local += n
-	if m.local < memFlush {
+	s := m.shared
+	if m.local < memFlush && (s.limit == 0 || 8*m.local < s.limit) {
 		return
 	}
-	s := m.shared
 	if u := s.used.Add(m.local); s.limit > 0 && u > s.limit && !s.approx.Load() {
 		s.approx.Store(true)
 	}

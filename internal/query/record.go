@@ -94,19 +94,6 @@ func (s *fieldSet) remove(name string) {
 	}
 }
 
-func (s *fieldSet) union(o fieldSet) {
-	if o.all {
-		*s = allFields()
-		return
-	}
-	for _, n := range o.names {
-		s.add(n)
-	}
-	for _, p := range o.prefixes {
-		s.add(p + "*")
-	}
-}
-
 // recordBuilder turns one log line into a Row holding the fields a query
 // needs. Each worker owns one; it is not safe for concurrent use.
 type recordBuilder struct {
