@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/spate-io/spate/internal/ndjson"
 	"github.com/spate-io/spate/internal/query"
 )
 
@@ -55,54 +56,11 @@ func appendRowJSON(b []byte, r *query.Row) []byte {
 			b = append(b, ',')
 		}
 		n++
-		b = appendString(b, f.Name)
+		b = ndjson.AppendQuoted(b, f.Name)
 		b = append(b, ':')
-		b = appendString(b, f.Value)
+		b = ndjson.AppendQuoted(b, f.Value)
 	}
 	return append(b, '}')
-}
-
-// appendString appends s as a JSON string; invalid UTF-8 becomes U+FFFD.
-func appendString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i++
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }
 
 type ndjsonPrinter struct {

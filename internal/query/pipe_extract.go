@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/spate-io/spate/internal/ndjson"
 )
 
 // patternPart is one piece of an extract or format pattern: literal text
@@ -263,7 +265,7 @@ func (p *formatProc) push(r *Row) error {
 		case "lc":
 			b = append(b, strings.ToLower(v)...)
 		case "q":
-			b = appendJSONString(b, v)
+			b = ndjson.AppendQuoted(b, v)
 		case "urlencode":
 			b = append(b, urlQueryEscape(v)...)
 		default:

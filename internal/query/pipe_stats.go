@@ -7,6 +7,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/spate-io/spate/internal/ndjson"
 )
 
 // statsProc implements stats: rows are grouped by the by-fields, and each
@@ -482,7 +484,7 @@ func (s *valuesState) result() string {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, v.v)
+		b = ndjson.AppendQuoted(b, v.v)
 	}
 	return string(append(b, ']'))
 }
@@ -529,7 +531,7 @@ func (s *uniqValuesState) result() string {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, v)
+		b = ndjson.AppendQuoted(b, v)
 	}
 	return string(append(b, ']'))
 }
@@ -599,9 +601,9 @@ func (s *rowMinMaxState) result() string {
 			b = append(b, ',')
 		}
 		n++
-		b = appendJSONString(b, f.Name)
+		b = ndjson.AppendQuoted(b, f.Name)
 		b = append(b, ':')
-		b = appendJSONString(b, f.Value)
+		b = ndjson.AppendQuoted(b, f.Value)
 	}
 	return string(append(b, '}'))
 }
