@@ -11,6 +11,10 @@ import (
 // TestCountLogLines checks the block-wise count against a line-by-line one,
 // with empty lines, CR and block boundaries in every position.
 func TestCountLogLines(t *testing.T) {
+	forEachKernel(t, testCountLogLines)
+}
+
+func testCountLogLines(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	pieces := []string{"a", "bc\n", "\n", "\r\n", "x\r\n", "\r", "{\"k\":1}\n"}
 	long := string(bytes.Repeat([]byte("x"), 300)) + "\n"

@@ -240,32 +240,14 @@ func (e *executor) scanAll(w *workerState, c *fileread.Chunk) error {
 // match.
 func (e *executor) scanLiteral(w *workerState, c *fileread.Chunk) error {
 	data := c.Data
-	esc := e.p.escapeProbe
 	if e.p.opts.CountLines {
 		w.lines += countLogLines(data)
 	}
+	var cs candScan
+	cs.reset(e.p.cands, data)
 	pos := 0
-	nextLit := -2 // unknown
-	nextBS := -2
 	for pos < len(data) {
-		if nextLit != -1 && nextLit < pos {
-			if i := e.p.finder.index(data[pos:]); i >= 0 {
-				nextLit = pos + i
-			} else {
-				nextLit = -1
-			}
-		}
-		if nextBS != -1 && nextBS < pos {
-			if i := bytes.Index(data[pos:], esc); i >= 0 {
-				nextBS = pos + i
-			} else {
-				nextBS = -1
-			}
-		}
-		cand := nextLit
-		if cand < 0 || (nextBS >= 0 && nextBS < cand) {
-			cand = nextBS
-		}
+		cand := cs.find(pos)
 		if cand < 0 {
 			break
 		}
@@ -314,6 +296,10 @@ func (e *executor) line(w *workerState, c *fileread.Chunk, line []byte, off int6
 // checked for empty lines with a second pass over the block, which is sized
 // to still be in L2.
 func countLogLines(data []byte) int64 {
+	if useAVX2 {
+		// Fast path: one vector pass counts newlines and empty lines.
+		return countLinesVec(data)
+	}
 	var n int64
 	long := true
 	for len(data) > 0 {

@@ -6,7 +6,9 @@ import (
 	"math/bits"
 )
 
-// finder searches for one literal in byte slices faster than bytes.Index
+// finder is the portable literal search of the prefilter (candFinder uses
+// it where the AVX2 kernel is not available). It searches for one literal
+// in byte slices faster than bytes.Index
 // when the literal starts with a common byte (bytes.Index then stops at
 // every 'e' of "error"): it scans 8 bytes at a time for two of the literal's
 // bytes at their offsets, chosen to be rare in log text, and verifies the

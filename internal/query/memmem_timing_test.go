@@ -2,6 +2,7 @@ package query
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
 )
 
@@ -48,3 +49,63 @@ func BenchmarkFinder(b *testing.B) {
 }
 
 var benchSink int
+
+// BenchmarkCandScan walks every prefilter candidate of generated logs, as
+// scanLiteral does, with the kernel this CPU selects; sizes in and out of
+// cache.
+func BenchmarkCandScan(b *testing.B) {
+	for _, size := range []int{256 << 10, 16 << 20} {
+		data := benchData(b, int64(size))
+		for _, lit := range []string{"error", "timeout", "errorq", "timeoutq"} {
+			c := newCandFinder([]byte(lit), []byte(`\u`))
+			b.Run(fmt.Sprintf("%s/%dKiB", lit, size>>10), func(b *testing.B) {
+				b.SetBytes(int64(len(data)))
+				b.ReportAllocs()
+				var s candScan
+				for b.Loop() {
+					s.reset(c, data)
+					n := 0
+					for pos := 0; ; {
+						q := s.find(pos)
+						if q < 0 {
+							break
+						}
+						n++
+						pos = q + 1
+					}
+					benchSink = n
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkCountLines compares the line count of the count-only fast path,
+// with each kernel, against bytes.Count of newlines (the baseline `spate
+// bench io` uses, which cannot tell empty lines apart).
+func BenchmarkCountLines(b *testing.B) {
+	data := benchData(b, 16<<20)
+	saved := useAVX2
+	defer func() { useAVX2 = saved }()
+	for _, vec := range []bool{false, true} {
+		if vec && !saved {
+			continue
+		}
+		name := map[bool]string{false: "portable", true: "avx2"}[vec]
+		b.Run(name, func(b *testing.B) {
+			useAVX2 = vec
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				benchSink = int(countLogLines(data))
+			}
+		})
+	}
+	b.Run("bytes.Count", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		b.ReportAllocs()
+		for b.Loop() {
+			benchSink = bytes.Count(data, []byte{'\n'})
+		}
+	})
+}

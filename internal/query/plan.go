@@ -53,7 +53,7 @@ type plan struct {
 	// literal is a byte string every matching line contains (before JSON
 	// unescaping), used to skip lines without parsing them; nil if none.
 	literal []byte
-	finder  *finder
+	cands   *candFinder
 	// escapeProbe is what a line must contain to spell the literal with a
 	// JSON escape: `\u` when the literal has no byte JSON must escape
 	// (only \uXXXX can then hide it), else a lone backslash.
@@ -120,11 +120,11 @@ func newPlan(q *Query, opts Options) (*plan, error) {
 
 	if lit := requiredLiteral(q.Filter); len(lit) > 0 {
 		p.literal = []byte(lit)
-		p.finder = newFinder(p.literal)
 		p.escapeProbe = []byte(`\u`)
 		if strings.ContainsAny(lit, "\"\\/") || strings.IndexFunc(lit, func(r rune) bool { return r < 0x20 }) >= 0 {
 			p.escapeProbe = []byte(`\`)
 		}
+		p.cands = newCandFinder(p.literal, p.escapeProbe)
 	}
 	p.timeMin, p.timeMax, p.hasTimeRange = topTimeRange(q.Filter)
 

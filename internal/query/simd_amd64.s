@@ -1,0 +1,161 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// func countLinesAVX2(p *byte, n int) int
+//
+// Counts the newlines of p[:n] (n a positive multiple of 64) that end a
+// non-empty line: the byte before is not a newline, nor a CR with a newline
+// before it. It reads p[-2:n], so the caller keeps two bytes before p.
+// Byte lanes count up to 255 blocks before VPSADBW folds them into 64-bit
+// sums, as bytes.Count does.
+TEXT ·countLinesAVX2(SB), NOSPLIT, $0-24
+	MOVQ p+0(FP), SI
+	MOVQ n+8(FP), CX
+	SHRQ $6, CX // 64-byte blocks
+	MOVQ $0x0a, AX
+	VMOVQ AX, X0
+	VPBROADCASTB X0, Y0
+	MOVQ $0x0d, AX
+	VMOVQ AX, X1
+	VPBROADCASTB X1, Y1
+	VPXOR Y14, Y14, Y14 // zero
+	VPXOR Y11, Y11, Y11 // four 64-bit sums
+
+outer:
+	TESTQ CX, CX
+	JZ    end
+	MOVQ  CX, DX
+	CMPQ  DX, $255
+	JBE   counted
+	MOVQ  $255, DX
+
+counted:
+	SUBQ  DX, CX
+	VPXOR Y12, Y12, Y12 // byte lanes, bytes 0..31 of each block
+	VPXOR Y13, Y13, Y13 // byte lanes, bytes 32..63
+
+inner:
+	VMOVDQU (SI), Y2
+	VMOVDQU -1(SI), Y3
+	VMOVDQU -2(SI), Y4
+	VPCMPEQB Y0, Y2, Y2 // newline here
+	VPCMPEQB Y1, Y3, Y5 // CR one byte before
+	VPCMPEQB Y0, Y3, Y3 // newline one byte before
+	VPCMPEQB Y0, Y4, Y4 // newline two bytes before
+	VPAND    Y5, Y4, Y4
+	VPOR     Y4, Y3, Y3 // the line is empty
+	VPANDN   Y2, Y3, Y3 // a newline ending a non-empty line
+	VPSUBB   Y3, Y12, Y12
+
+	VMOVDQU 32(SI), Y6
+	VMOVDQU 31(SI), Y7
+	VMOVDQU 30(SI), Y8
+	VPCMPEQB Y0, Y6, Y6
+	VPCMPEQB Y1, Y7, Y9
+	VPCMPEQB Y0, Y7, Y7
+	VPCMPEQB Y0, Y8, Y8
+	VPAND    Y9, Y8, Y8
+	VPOR     Y8, Y7, Y7
+	VPANDN   Y6, Y7, Y7
+	VPSUBB   Y7, Y13, Y13
+
+	ADDQ $64, SI
+	DECQ DX
+	JNZ  inner
+
+	VPSADBW Y14, Y12, Y12
+	VPSADBW Y14, Y13, Y13
+	VPADDQ  Y12, Y11, Y11
+	VPADDQ  Y13, Y11, Y11
+	JMP     outer
+
+end:
+	VEXTRACTI128 $1, Y11, X10
+	VPADDQ       X10, X11, X11
+	VPSHUFD      $0x4e, X11, X10
+	VPADDQ       X10, X11, X11
+	VMOVQ        X11, AX
+	MOVQ         AX, ret+16(FP)
+	VZEROUPPER
+	RET
+
+// func probeAVX2(p *byte, start, limit int, pr *probes) (pos int, mask uint64)
+//
+// Scans candidate starts s = start, start+64, ... while s <= limit. For
+// each block of 64 starts it computes, per start, whether all three literal
+// probes match (p[s+off[i]] == val[i], i < 3) or both escape probes match
+// (i = 3, 4). It returns the first block with a candidate and its mask (bit
+// k: start pos+k), or the first unscanned start and a zero mask.
+TEXT ·probeAVX2(SB), NOSPLIT, $0-48
+	MOVQ p+0(FP), SI
+	MOVQ start+8(FP), AX
+	MOVQ limit+16(FP), DI
+	MOVQ pr+24(FP), BX
+	VPBROADCASTB 40(BX), Y0
+	VPBROADCASTB 48(BX), Y1
+	VPBROADCASTB 56(BX), Y2
+	VPBROADCASTB 64(BX), Y3
+	VPBROADCASTB 72(BX), Y4
+	MOVQ 0(BX), R8
+	MOVQ 8(BX), R9
+	MOVQ 16(BX), R10
+	MOVQ 24(BX), R11
+	MOVQ 32(BX), R12
+
+loop:
+	CMPQ AX, DI
+	JGT  done
+	LEAQ (SI)(AX*1), R13
+
+	VMOVDQU (R13)(R8*1), Y5
+	VPCMPEQB Y0, Y5, Y5
+	VMOVDQU (R13)(R9*1), Y6
+	VPCMPEQB Y1, Y6, Y6
+	VPAND Y6, Y5, Y5
+	VMOVDQU (R13)(R10*1), Y6
+	VPCMPEQB Y2, Y6, Y6
+	VPAND Y6, Y5, Y5
+	VMOVDQU (R13)(R11*1), Y7
+	VPCMPEQB Y3, Y7, Y7
+	VMOVDQU (R13)(R12*1), Y6
+	VPCMPEQB Y4, Y6, Y6
+	VPAND Y6, Y7, Y7
+	VPOR Y7, Y5, Y5 // starts 0..31
+
+	VMOVDQU 32(R13)(R8*1), Y8
+	VPCMPEQB Y0, Y8, Y8
+	VMOVDQU 32(R13)(R9*1), Y6
+	VPCMPEQB Y1, Y6, Y6
+	VPAND Y6, Y8, Y8
+	VMOVDQU 32(R13)(R10*1), Y6
+	VPCMPEQB Y2, Y6, Y6
+	VPAND Y6, Y8, Y8
+	VMOVDQU 32(R13)(R11*1), Y7
+	VPCMPEQB Y3, Y7, Y7
+	VMOVDQU 32(R13)(R12*1), Y6
+	VPCMPEQB Y4, Y6, Y6
+	VPAND Y6, Y7, Y7
+	VPOR Y7, Y8, Y8 // starts 32..63
+
+	VPOR Y5, Y8, Y9
+	VPTEST Y9, Y9
+	JNZ  found
+	ADDQ $64, AX
+	JMP  loop
+
+found:
+	VPMOVMSKB Y5, CX
+	VPMOVMSKB Y8, DX
+	SHLQ $32, DX
+	ORQ  DX, CX
+	MOVQ AX, pos+32(FP)
+	MOVQ CX, mask+40(FP)
+	VZEROUPPER
+	RET
+
+done:
+	MOVQ AX, pos+32(FP)
+	MOVQ $0, mask+40(FP)
+	VZEROUPPER
+	RET

@@ -1,0 +1,128 @@
+package query
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/spate-io/spate/internal/fileread"
+)
+
+// forEachKernel runs f with the portable code and, where the CPU has it,
+// with the AVX2 kernels.
+func forEachKernel(t *testing.T, f func(t *testing.T)) {
+	saved := useAVX2
+	defer func() { useAVX2 = saved }()
+	useAVX2 = false
+	t.Run("portable", f)
+	if saved {
+		useAVX2 = true
+		t.Run("avx2", f)
+	}
+}
+
+// TestCountLinesVec checks the vector line count against NextLine on short
+// random inputs over a tiny alphabet, so that empty lines, CRs and block
+// edges fall in every position of the 64-byte blocks.
+func TestCountLinesVec(t *testing.T) {
+	if !useAVX2 {
+		t.Skip("no AVX2")
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	alphabet := []byte("\n\n\r\rab")
+	for range 20000 {
+		data := make([]byte, r.IntN(700))
+		for i := range data {
+			data[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		want := int64(0)
+		for d := data; len(d) > 0; {
+			line, rest := fileread.NextLine(d)
+			if len(line) > 0 {
+				want++
+			}
+			d = rest
+		}
+		if got := countLinesVec(data); got != want {
+			t.Fatalf("countLinesVec(%q) = %d, want %d", data, got, want)
+		}
+	}
+}
+
+// TestCandScan checks that the candidate walk visits exactly the starts of
+// the literal and of the escape probe, in order, on random haystacks with
+// many near-matches, for every literal length and both escape probes.
+func TestCandScan(t *testing.T) {
+	forEachKernel(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(3, 4))
+		alphabet := []byte(`aberrorx \u"` + "\n")
+		for round := range 3000 {
+			lit := make([]byte, 1+r.IntN(9))
+			for i := range lit {
+				lit[i] = alphabet[r.IntN(len(alphabet))]
+			}
+			esc := []byte(`\u`)
+			if round%3 == 0 {
+				esc = []byte(`\`)
+			}
+			hay := make([]byte, r.IntN(400))
+			for i := range hay {
+				hay[i] = alphabet[r.IntN(len(alphabet))]
+			}
+			var want []int
+			for q := range hay {
+				if bytes.HasPrefix(hay[q:], lit) || bytes.HasPrefix(hay[q:], esc) {
+					want = append(want, q)
+				}
+			}
+			c := newCandFinder(lit, esc)
+			var s candScan
+			s.reset(c, hay)
+			var got []int
+			// Skip ahead sometimes, as scanLiteral does after a line.
+			for pos := 0; pos <= len(hay); {
+				q := s.find(pos)
+				if q < 0 {
+					break
+				}
+				got = append(got, q)
+				pos = q + 1
+			}
+			if !equalInts(got, want) {
+				t.Fatalf("lit %q esc %q in %q: got %v, want %v", lit, esc, hay, got, want)
+			}
+			// Skipping: the first candidate at or after each jump target,
+			// which is past the last candidate returned.
+			s.reset(c, hay)
+			for pos := 0; pos < len(hay); {
+				q := s.find(pos)
+				w := -1
+				for _, x := range want {
+					if x >= pos {
+						w = x
+						break
+					}
+				}
+				if q != w {
+					t.Fatalf("lit %q esc %q in %q: find(%d) = %d, want %d", lit, esc, hay, pos, q, w)
+				}
+				if q < 0 {
+					break
+				}
+				pos = max(pos+1+r.IntN(80), q+1)
+			}
+		}
+	})
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
