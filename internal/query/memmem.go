@@ -8,11 +8,10 @@ import (
 
 // finder is the portable literal search of the prefilter (candFinder uses
 // it where the AVX2 kernel is not available). It searches for one literal
-// in byte slices faster than bytes.Index
-// when the literal starts with a common byte (bytes.Index then stops at
-// every 'e' of "error"): it scans 8 bytes at a time for two of the literal's
-// bytes at their offsets, chosen to be rare in log text, and verifies the
-// candidates. Measured in memmem_timing_test.go. A finder is read-only and
+// in byte slices faster than bytes.Index when the literal starts with a
+// common byte (bytes.Index then stops at every 'e' of "error"): it scans 8
+// bytes at a time for two of the literal's bytes at their offsets, chosen to
+// be rare in log text, and verifies the candidates. Measured in memmem_timing_test.go. A finder is read-only and
 // safe for concurrent use.
 type finder struct {
 	lit    []byte
