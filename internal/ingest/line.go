@@ -1,0 +1,275 @@
+package ingest
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+
+	"github.com/spate-io/spate/internal/bytesutil"
+	"github.com/spate-io/spate/internal/ndjson"
+	"github.com/spate-io/spate/internal/query"
+)
+
+// Processor checks lines and builds the bytes to store for one request's
+// Params. It is not safe for concurrent use; reuse one per goroutine.
+//
+// A line is kept when it is a valid JSON object (RFC 8259, valid UTF-8, as
+// ndjson.Iter checks it) whose time field, if present and non-empty,
+// parses. Without Params.Rewrites the stored line is the received line byte
+// for byte, plus `"_time":"<now>"` as its first field when it has no time
+// field. With Rewrites it is rebuilt flat (nested keys dotted, as queries
+// see them): _time first (normalised RFC 3339 UTC), then _stream, then the
+// fields in line order with _msg renamed, ignored fields dropped and extra
+// fields last.
+type Processor struct {
+	p        Params
+	rewrite  bool
+	timeKeys []string // candidate time fields, most preferred first
+	it       ndjson.Iter
+	out      []byte
+	scratch  []byte
+	stream   [][]byte // values of p.StreamFields in the current line
+}
+
+// NewProcessor returns a Processor for p.
+func NewProcessor(p Params) *Processor {
+	pr := &Processor{p: p, rewrite: p.Rewrites()}
+	if p.TimeField != "" {
+		pr.timeKeys = []string{p.TimeField}
+	} else {
+		pr.timeKeys = query.DefaultTimeFields()
+	}
+	pr.stream = make([][]byte, len(p.StreamFields))
+	return pr
+}
+
+// BadLineError says why a line was rejected.
+type BadLineError struct {
+	Msg    string
+	Offset int // byte offset in the line, or -1
+}
+
+func (e *BadLineError) Error() string {
+	if e.Offset >= 0 {
+		return fmt.Sprintf("%s at column %d", e.Msg, e.Offset+1)
+	}
+	return e.Msg
+}
+
+// Process checks line (without its '\n'; a trailing '\r' is dropped) and
+// returns the line to store, ending in '\n', and its time in Unix
+// nanoseconds; now is the time for lines without one. The returned slice is
+// owned by the Processor and valid until the next call. A bad line returns
+// a *BadLineError. Cost: one validating walk of the line (two with
+// Rewrites); no allocation once warm.
+func (pr *Processor) Process(line []byte, now int64) ([]byte, int64, error) {
+	line = bytes.TrimSuffix(line, []byte{'\r'})
+	ts, timeKey, err := pr.scan(line, now)
+	if err != nil {
+		return nil, 0, err
+	}
+	if pr.rewrite {
+		return pr.rebuild(line, ts, timeKey), ts, nil
+	}
+	out := pr.out[:0]
+	if timeKey >= 0 {
+		// Fast path: stored as received.
+		out = append(out, line...)
+	} else {
+		// No time field: _time becomes the first field.
+		i := bytes.IndexByte(line, '{') // the walk found an object
+		out = append(out, line[:i+1]...)
+		out = append(out, `"_time":"`...)
+		out = query.AppendTimestamp(out, ts)
+		out = append(out, '"')
+		if rest := bytes.TrimLeft(line[i+1:], " \t\r\n"); len(rest) == 0 || rest[0] != '}' {
+			out = append(out, ',')
+		}
+		out = append(out, line[i+1:]...)
+	}
+	out = append(out, '\n')
+	pr.out = out
+	return out, ts, nil
+}
+
+// scan validates line and finds its time: the value of the most preferred
+// time field present with a non-empty value (timeKey is its index in
+// pr.timeKeys), or now (timeKey -1). With Rewrites it also picks the
+// message and stream fields.
+func (pr *Processor) scan(line []byte, now int64) (ts int64, timeKey int, err error) {
+	it := &pr.it
+	it.Reset(line)
+	timeKey = -1
+	var timeErr error
+	for i := range pr.stream {
+		pr.stream[i] = pr.stream[i][:0]
+	}
+	for it.Next() {
+		k := it.Key()
+		for i := 0; i < len(pr.timeKeys) && (timeKey < 0 || i < timeKey); i++ {
+			if string(k) != pr.timeKeys[i] {
+				continue
+			}
+			v := it.Value()
+			if len(v) == 0 {
+				break // null or "": treated as missing, as queries do
+			}
+			if t, ok := query.ParseTimestamp(bytesutil.ToUnsafeString(v)); ok {
+				ts, timeKey, timeErr = t, i, nil
+			} else {
+				timeKey = i
+				timeErr = &BadLineError{Msg: fmt.Sprintf("cannot parse time field %q: %q is not RFC 3339 or a Unix timestamp", pr.timeKeys[i], v), Offset: -1}
+			}
+			break
+		}
+		for i, f := range pr.p.StreamFields {
+			if string(k) == f {
+				pr.stream[i] = append(pr.stream[i][:0], it.Value()...)
+			}
+		}
+	}
+	if err := it.Err(); err != nil {
+		if se, ok := errors.AsType[*ndjson.SyntaxError](err); ok {
+			return 0, -1, &BadLineError{Msg: "invalid JSON: " + se.Msg, Offset: se.Offset}
+		}
+		return 0, -1, &BadLineError{Msg: "invalid JSON: " + err.Error(), Offset: -1}
+	}
+	if timeErr != nil {
+		return 0, -1, timeErr
+	}
+	if timeKey < 0 {
+		ts = now
+	}
+	return ts, timeKey, nil
+}
+
+// rebuild writes the flattened line with the Params applied; line was
+// validated by scan.
+func (pr *Processor) rebuild(line []byte, ts int64, timeKey int) []byte {
+	p := &pr.p
+	// The message: the first MsgFields entry with a non-empty value.
+	msgKey := ""
+	if len(p.MsgFields) > 0 {
+		best := len(p.MsgFields)
+		it := &pr.it
+		it.Reset(line)
+		for it.Next() {
+			k := it.Key()
+			for i := 0; i < best; i++ {
+				if string(k) == p.MsgFields[i] && len(it.Value()) > 0 {
+					best = i
+					break
+				}
+			}
+		}
+		if best < len(p.MsgFields) {
+			msgKey = p.MsgFields[best]
+		}
+	}
+	out := append(pr.out[:0], `{"_time":"`...)
+	out = query.AppendTimestamp(out, ts)
+	out = append(out, '"')
+	if len(p.StreamFields) > 0 {
+		s := append(pr.scratch[:0], '{')
+		n := 0
+		for i, f := range p.StreamFields {
+			if len(pr.stream[i]) == 0 {
+				continue
+			}
+			if n > 0 {
+				s = append(s, ',')
+			}
+			n++
+			s = append(s, f...)
+			s = append(s, '=')
+			s = ndjson.AppendQuoted(s, bytesutil.ToUnsafeString(pr.stream[i]))
+		}
+		s = append(s, '}')
+		pr.scratch = s
+		out = append(out, `,"_stream":`...)
+		out = ndjson.AppendQuoted(out, bytesutil.ToUnsafeString(s))
+	}
+	msgDone := false
+	it := &pr.it
+	it.Reset(line)
+	for it.Next() {
+		k := bytesutil.ToUnsafeString(it.Key())
+		switch {
+		case k == "_time" || (timeKey >= 0 && k == pr.timeKeys[timeKey]):
+			continue // replaced by the normalised _time
+		case msgKey != "" && k == msgKey && !msgDone:
+			k = "_msg"
+			msgDone = true
+		case msgKey != "" && k == "_msg":
+			continue // replaced by the message field
+		case ignored(p.IgnoreFields, k) || p.extra(k):
+			continue
+		}
+		out = append(out, ',')
+		out = ndjson.AppendQuoted(out, k)
+		out = append(out, ':')
+		switch {
+		case it.Kind() == ndjson.KindString && containsName(p.DecolorizeFields, k):
+			out = ndjson.AppendQuoted(out, bytesutil.ToUnsafeString(stripANSI(it.Value())))
+		case it.Kind() == ndjson.KindString:
+			out = append(out, '"')
+			out = append(out, it.Raw()...)
+			out = append(out, '"')
+		default:
+			out = append(out, it.Raw()...)
+		}
+	}
+	for _, f := range p.ExtraFields {
+		out = append(out, ',')
+		out = ndjson.AppendQuoted(out, f.Name)
+		out = append(out, ':')
+		out = ndjson.AppendQuoted(out, f.Value)
+	}
+	out = append(out, '}', '\n')
+	pr.out = out
+	return out
+}
+
+func (p *Params) extra(name string) bool {
+	for _, f := range p.ExtraFields {
+		if f.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func containsName(list []string, name string) bool {
+	for _, s := range list {
+		if s == name {
+			return true
+		}
+	}
+	return false
+}
+
+// stripANSI returns s without ANSI escape sequences (ESC '[' parameters and
+// a final byte, and two-byte ESC sequences): s itself when it has none,
+// else a new slice.
+func stripANSI(s []byte) []byte {
+	if bytes.IndexByte(s, 0x1b) < 0 {
+		return s
+	}
+	out := s[:0:0]
+	for i := 0; i < len(s); i++ {
+		if s[i] != 0x1b {
+			out = append(out, s[i])
+			continue
+		}
+		if i+1 < len(s) && s[i+1] == '[' {
+			j := i + 2
+			for j < len(s) && (s[j] < 0x40 || s[j] > 0x7e) {
+				j++
+			}
+			i = j // skip the final byte too
+			continue
+		}
+		i++ // ESC and one byte
+	}
+	return out
+}

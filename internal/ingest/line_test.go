@@ -1,0 +1,161 @@
+package ingest
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+)
+
+var testNow = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC).UnixNano()
+
+func TestProcessKeep(t *testing.T) {
+	f := func(line, want string, wantTS time.Time) {
+		t.Helper()
+		pr := NewProcessor(Params{})
+		out, ts, err := pr.Process([]byte(line), testNow)
+		if err != nil {
+			t.Fatalf("Process(%q): %v", line, err)
+		}
+		if string(out) != want+"\n" {
+			t.Fatalf("Process(%q) = %q, want %q", line, out, want+"\n")
+		}
+		if ts != wantTS.UnixNano() {
+			t.Fatalf("Process(%q) time = %v, want %v", line, time.Unix(0, ts).UTC(), wantTS)
+		}
+	}
+	day := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	now := time.Unix(0, testNow).UTC()
+	// Lines with a time field are stored byte for byte.
+	f(`{"ts":"2026-01-02T03:04:05Z","msg":"a"}`, `{"ts":"2026-01-02T03:04:05Z","msg":"a"}`, day)
+	f(`{"msg":"a", "time": 1767323045}`, `{"msg":"a", "time": 1767323045}`, day)
+	f(`{"_time":"2026-01-02T04:04:05+01:00"}`+"\r", `{"_time":"2026-01-02T04:04:05+01:00"}`, day)
+	f(` { "@timestamp" : "2026-01-02T03:04:05Z" } `, ` { "@timestamp" : "2026-01-02T03:04:05Z" } `, day)
+	// _time is preferred over ts wherever it is.
+	f(`{"ts":"2020-01-01T00:00:00Z","_time":"2026-01-02T03:04:05Z"}`, `{"ts":"2020-01-01T00:00:00Z","_time":"2026-01-02T03:04:05Z"}`, day)
+	// A nested ts is not the time field.
+	f(`{"a":{"ts":"2020-01-01T00:00:00Z"}}`, `{"_time":"2026-11-22T10:00:00Z","a":{"ts":"2020-01-01T00:00:00Z"}}`, now)
+	// No time field, or an empty one: _time is added first.
+	f(`{"msg":"a"}`, `{"_time":"2026-11-22T10:00:00Z","msg":"a"}`, now)
+	f(`{}`, `{"_time":"2026-11-22T10:00:00Z"}`, now)
+	f(` {  } `, ` {"_time":"2026-11-22T10:00:00Z"  } `, now)
+	f(`{"ts":null,"msg":"a"}`, `{"_time":"2026-11-22T10:00:00Z","ts":null,"msg":"a"}`, now)
+	f(`{"ts":"","msg":"a"}`, `{"_time":"2026-11-22T10:00:00Z","ts":"","msg":"a"}`, now)
+	f(`{"msg":"é ü \u00e9"}`, `{"_time":"2026-11-22T10:00:00Z","msg":"é ü \u00e9"}`, now)
+}
+
+func TestProcessBad(t *testing.T) {
+	f := func(line, wantErr string) {
+		t.Helper()
+		pr := NewProcessor(Params{})
+		out, _, err := pr.Process([]byte(line), testNow)
+		if err == nil {
+			t.Fatalf("Process(%q) = %q, want error", line, out)
+		}
+		if !strings.Contains(err.Error(), wantErr) {
+			t.Fatalf("Process(%q) error %q, want it to contain %q", line, err, wantErr)
+		}
+	}
+	f(`{"msg":"a"`, "invalid JSON: unexpected end of line")
+	f(`not json`, "invalid JSON")
+	f(`[1,2,3]`, "invalid JSON")
+	f(`"str"`, "invalid JSON")
+	f("{\"msg\":\"\xff\"}", "invalid UTF-8")
+	f(`{"msg":"a",}`, "column 12")
+	f(`{"ts":"yesterday","msg":"a"}`, `cannot parse time field "ts": "yesterday"`)
+	f(``, "invalid JSON")
+}
+
+func TestProcessRewrite(t *testing.T) {
+	f := func(query, line, want string) {
+		t.Helper()
+		q, err := url.ParseQuery(query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := ParseParams(q, http.Header{})
+		if err != nil {
+			t.Fatalf("ParseParams(%q): %v", query, err)
+		}
+		pr := NewProcessor(p)
+		out, _, err := pr.Process([]byte(line), testNow)
+		if err != nil {
+			t.Fatalf("Process(%q): %v", line, err)
+		}
+		if string(out) != want+"\n" {
+			t.Fatalf("%s: Process(%q) =\n%s\nwant\n%s", query, line, out, want)
+		}
+		if !json.Valid(out) {
+			t.Fatalf("output is not valid JSON: %s", out)
+		}
+	}
+	f(`_time_field=date&_msg_field=log`, `{"date":"2026-01-02T04:04:05+01:00","log":"hello","n":1}`,
+		`{"_time":"2026-01-02T03:04:05Z","_msg":"hello","n":1}`)
+	// The first non-empty message field wins; the old _msg goes.
+	f(`_msg_field=message,log`, `{"_msg":"old","message":"","log":"x \"q\""}`,
+		`{"_time":"2026-11-22T10:00:00Z","message":"","_msg":"x \"q\""}`)
+	// Nested objects are flattened; ignore_fields take prefixes.
+	f(`ignore_fields=http.*,trace_id`, `{"http":{"ua":"curl","code":200},"trace_id":"t","user":{"id":7,"tags":[1, 2]}}`,
+		`{"_time":"2026-11-22T10:00:00Z","user.id":7,"user.tags":[1, 2]}`)
+	f(`extra_fields=env=prod,level=info`, `{"level":"debug","a":true,"b":null}`,
+		`{"_time":"2026-11-22T10:00:00Z","a":true,"b":null,"env":"prod","level":"info"}`)
+	f(`_stream_fields=service,host`, `{"host":"h1","service":"api \"x\""}`,
+		`{"_time":"2026-11-22T10:00:00Z","_stream":"{service=\"api \\\"x\\\"\",host=\"h1\"}","host":"h1","service":"api \"x\""}`)
+	f(`decolorize_fields=msg`, `{"msg":"\u001b[31mred\u001b[0m plain"}`,
+		`{"_time":"2026-11-22T10:00:00Z","msg":"red plain"}`)
+	// The default time fields are consumed too when rewriting.
+	f(`_msg_field=log`, `{"ts":1767323045000,"log":"x"}`,
+		`{"_time":"2026-01-02T03:04:05Z","_msg":"x"}`)
+}
+
+func TestParseParams(t *testing.T) {
+	q := url.Values{"_msg_field": {"log"}, "extra_fields": {"a=1"}}
+	h := http.Header{"Vl-Msg-Field": {"message"}, "Vl-Time-Field": {"date"}, "Vl-Stream-Fields": {"app, host"}}
+	p, err := ParseParams(q, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.TimeField != "date" || len(p.MsgFields) != 1 || p.MsgFields[0] != "log" ||
+		len(p.StreamFields) != 2 || p.StreamFields[1] != "host" || p.ExtraFields[0] != (Field{"a", "1"}) {
+		t.Fatalf("ParseParams = %+v", p)
+	}
+	bad := func(q url.Values, h http.Header, want string) {
+		t.Helper()
+		if _, err := ParseParams(q, h); err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("ParseParams(%v, %v) error %v, want %q", q, h, err, want)
+		}
+	}
+	bad(url.Values{"extra_fields": {"novalue"}}, http.Header{}, "name=value")
+	bad(url.Values{"_time_field": {"a,b"}}, http.Header{}, "one field")
+	bad(url.Values{"debug": {"yes"}}, http.Header{}, "debug")
+	bad(url.Values{}, http.Header{"Accountid": {"7"}}, "tenants")
+	if p, _ := ParseParams(url.Values{"_time_field": {"_time"}, "_msg_field": {"_msg"}}, http.Header{}); p.Rewrites() {
+		t.Fatal("_time and _msg must not force a rewrite")
+	}
+}
+
+func TestBatchDays(t *testing.T) {
+	var b Batch
+	d1 := time.Date(2026, 1, 2, 23, 59, 59, 0, time.UTC).UnixNano()
+	d2 := time.Date(2026, 1, 3, 0, 0, 0, 0, time.UTC).UnixNano()
+	old := time.Date(1969, 12, 31, 12, 0, 0, 0, time.UTC).UnixNano()
+	b.Add([]byte("a\n"), d1)
+	b.Add([]byte("b\n"), d2)
+	b.Add([]byte("c\n"), d1)
+	b.Add([]byte("d\n"), old)
+	g := b.Groups()
+	if len(g) != 3 || g[0].Day != "2026-01-02" || string(g[0].Lines) != "a\nc\n" ||
+		g[1].Day != "2026-01-03" || string(g[1].Lines) != "b\n" || g[2].Day != "1969-12-31" {
+		t.Fatalf("groups = %+v", g)
+	}
+	if b.Lines != 4 || b.Bytes != 8 {
+		t.Fatalf("Lines %d Bytes %d", b.Lines, b.Bytes)
+	}
+	b.Reset()
+	b.Add([]byte("e\n"), d2)
+	if g := b.Groups(); len(g) != 1 || g[0].Day != "2026-01-03" || string(g[0].Lines) != "e\n" {
+		t.Fatalf("after Reset: %+v", g)
+	}
+}

@@ -1,0 +1,99 @@
+// Package segment stores NDJSON lines durably in append-only segment files,
+// partitioned by day, written by one group-commit writer. It is the storage
+// under `spate serve`: the ingest handler calls Append, the query and
+// download handlers read the files (List) like any other NDJSON input.
+//
+// # On-disk format
+//
+//	DIR/.lock                                           flock held by the open Store
+//	DIR/2026-11-22/seg-0000000000000040.ndjson.zst      sealed and compressed (one zstd frame)
+//	DIR/2026-11-22/seg-0000000000000041.ndjson          active, or sealed and not yet compressed
+//	DIR/2026-11-22/seg-0000000000000042.ndjson.zst.tmp  compression in progress
+//
+// A day directory is the UTC date the caller gave (Group.Day). Segment
+// sequence numbers are global to DIR, increase across restarts and never
+// repeat; within a day, files in sequence order hold that day's lines in
+// the order they were acknowledged. Every file holds whole lines exactly as
+// given to Append, each ending in '\n'; a .zst decompresses to exactly the
+// plain segment it replaced. There is no header, index or checksum: grep,
+// zstdcat and `spate query` read the files directly.
+//
+// Each day has at most one active segment. The writer seals it and starts a
+// new one when the next request would take it past Options.MaxSegmentBytes
+// or when it is older than Options.MaxSegmentAge, and seals the least
+// recently written ones when more than four days are active. One request's
+// lines for one day always land in a single segment. Sealed segments are
+// compressed in the background unless Options.NoCompress.
+//
+// Readers: when both seg-N.ndjson and seg-N.ndjson.zst exist, read only the
+// .zst (the plain file is about to be removed); skip *.tmp; if a listed
+// .ndjson has vanished, read its .zst; drop a last line without '\n' (the
+// active segment may be mid-write). List applies these rules.
+//
+// # Durability
+//
+// Append returns nil (the acknowledgement) only after its lines are written
+// with write(2) to the active segment of their day, and in SyncBatch mode
+// after that segment is fsynced too. Therefore:
+//
+//   - Process crash (kill -9, panic, OOM kill) in any mode: every
+//     acknowledged line survives, because written data is in the page cache.
+//   - Power loss or kernel crash: SyncBatch keeps every acknowledged line;
+//     SyncInterval may lose lines acknowledged in the last
+//     Options.SyncInterval; SyncNever may lose anything the kernel had not
+//     written back (typically the last 30 s).
+//
+// In every mode, after a restart each acknowledged line that survived is
+// present exactly once and no partial line is visible: Open truncates the
+// torn tail of every plain segment back to its last '\n' (logging the file
+// and both sizes), removes compression leftovers, and seals every plain
+// segment, so new lines go to new files. Lines of a request that was not
+// acknowledged (an error, a cancelled wait, or a crash before the
+// acknowledgement) may or may not be present, as whole lines: a client that
+// retries gets at-least-once delivery.
+//
+// Recovery checks only that a file ends with a complete line. After a power
+// loss in SyncInterval or SyncNever mode, some filesystems can leave
+// unwritten (zero-filled) blocks before the last complete line; such bytes
+// are kept.
+//
+// New files and directories are fsynced into their parent outside
+// SyncNever. Compression always writes a .tmp, fsyncs it, renames it and
+// fsyncs the directory before removing the plain segment, in every mode.
+//
+// A failed write or fsync fails every request of its batch; the segments
+// the batch touched are truncated back (best effort) and sealed, and the
+// next batch starts new segments. A failed background fsync (SyncInterval)
+// can only be logged and counted in Stats.WriteErrors.
+//
+// # Concurrency
+//
+// A Store's methods are safe for concurrent use. Append copies each
+// request into the last pending batch, one buffer per day, and waits; one
+// writer goroutine takes a batch, writes each day's buffer with one
+// write(2) per segment, fsyncs each touched segment once (SyncBatch), and
+// acknowledges the whole batch at once. While it fsyncs, new requests fill
+// the next batch, so the fsync cost is shared by every request that
+// arrived meanwhile. A batch is capped at 8 MiB (a bigger request is a
+// batch of its own) so that queue space is released in steps.
+//
+// The queue is bounded in bytes (Options.MaxQueueBytes), counting a batch
+// until it is acknowledged. A request that does not fit fails at once with
+// ErrQueueFull; one larger than the whole queue fails with ErrTooLarge.
+// Append never blocks on a full queue.
+//
+// Only one Store may open a DIR at a time (ErrLocked, Linux only). All file
+// access goes through an os.Root, so nothing outside DIR is touched.
+//
+// # Costs
+//
+// Per request: one pass to count lines, one copy into the queue under the
+// queue lock, one channel wait. Per batch: one write(2) per day (more only
+// when it rotates), in SyncBatch one fsync per touched segment (typically
+// 0.1–10 ms, the dominant cost; batching amortises it), one Observe call.
+// Per new segment outside SyncNever: one directory fsync (two for a new
+// day). Queue memory is at most
+// about 2 × MaxQueueBytes (buffers grow by doubling) plus four reusable
+// day buffers of at most 16 MiB each. Compression runs on one goroutine
+// with one zstd encoder (default level), reading 256 KiB at a time.
+package segment

@@ -1,0 +1,273 @@
+package segment
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// DayLayout is the time layout of a day partition: the UTC date, as in
+// "2026-11-22". It names the directories under a store's DIR.
+const DayLayout = "2006-01-02"
+
+// DayOf returns t's day partition: its UTC date formatted with DayLayout.
+func DayOf(t time.Time) string { return t.UTC().Format(DayLayout) }
+
+// validDay reports whether s is a real date in DayLayout form. It does not
+// allocate: Append calls it once per group.
+func validDay(s string) bool {
+	if len(s) != len(DayLayout) || s[4] != '-' || s[7] != '-' {
+		return false
+	}
+	y, ok1 := parseDigits(s[0:4])
+	m, ok2 := parseDigits(s[5:7])
+	d, ok3 := parseDigits(s[8:10])
+	if !ok1 || !ok2 || !ok3 || m < 1 || m > 12 || d < 1 {
+		return false
+	}
+	// Day 0 of the next month is the last day of month m.
+	return d <= time.Date(y, time.Month(m+1), 0, 0, 0, 0, 0, time.UTC).Day()
+}
+
+// parseDigits parses s, which must be all ASCII digits.
+func parseDigits(s string) (int, bool) {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
+}
+
+// File names inside a day directory. A segment's sequence number is global
+// to the store (not per day) and is written with seqDigits decimal digits,
+// so names sort in creation order.
+const (
+	segPrefix = "seg-"
+	extPlain  = ".ndjson"
+	extZstd   = ".ndjson.zst"
+	extTmp    = ".tmp" // appended to extZstd while compressing
+	seqDigits = 16
+	lockName  = ".lock" // in DIR itself; see lockDir
+)
+
+// fileKind is what a segment file name says about its content.
+type fileKind uint8
+
+const (
+	kindPlain fileKind = iota // seg-N.ndjson: active, or sealed and not compressed
+	kindZstd                  // seg-N.ndjson.zst: sealed and compressed, complete
+	kindTmp                   // seg-N.ndjson.zst.tmp: compression in progress or abandoned
+)
+
+// segName returns the file name of segment seq of kind k.
+func segName(seq uint64, k fileKind) string {
+	var ext string
+	switch k {
+	case kindPlain:
+		ext = extPlain
+	case kindZstd:
+		ext = extZstd
+	case kindTmp:
+		ext = extZstd + extTmp
+	}
+	return fmt.Sprintf("%s%0*d%s", segPrefix, seqDigits, seq, ext)
+}
+
+// parseSegName is the inverse of segName. Any other name gives ok == false.
+func parseSegName(name string) (seq uint64, k fileKind, ok bool) {
+	rest, found := strings.CutPrefix(name, segPrefix)
+	if !found || len(rest) < seqDigits {
+		return 0, 0, false
+	}
+	digits, ext := rest[:seqDigits], rest[seqDigits:]
+	switch ext {
+	case extPlain:
+		k = kindPlain
+	case extZstd:
+		k = kindZstd
+	case extZstd + extTmp:
+		k = kindTmp
+	default:
+		return 0, 0, false
+	}
+	for i := 0; i < len(digits); i++ {
+		if digits[i] < '0' || digits[i] > '9' {
+			return 0, 0, false
+		}
+	}
+	seq, err := strconv.ParseUint(digits, 10, 64)
+	if err != nil {
+		return 0, 0, false
+	}
+	return seq, k, true
+}
+
+// dirFile is one segment file found by scanDir.
+type dirFile struct {
+	name string // base name
+	seq  uint64
+	kind fileKind
+}
+
+// dayDir is one day directory found by scanDir, its files sorted by
+// sequence then kind (plain, zstd, tmp).
+type dayDir struct {
+	day   string
+	files []dirFile
+}
+
+// scanDir lists the day directories under root, in date order, with their
+// segment files. Names that are not days or segments are ignored, as are
+// symlinks and other non-regular entries.
+func scanDir(root *os.Root) ([]dayDir, error) {
+	ents, err := readDir(root, ".")
+	if err != nil {
+		return nil, err
+	}
+	var days []dayDir
+	for _, e := range ents {
+		if !e.IsDir() || !validDay(e.Name()) {
+			continue
+		}
+		files, err := readDir(root, e.Name())
+		if err != nil {
+			return nil, err
+		}
+		d := dayDir{day: e.Name()}
+		for _, f := range files {
+			if !f.Type().IsRegular() {
+				continue
+			}
+			if seq, k, ok := parseSegName(f.Name()); ok {
+				d.files = append(d.files, dirFile{name: f.Name(), seq: seq, kind: k})
+			}
+		}
+		slices.SortFunc(d.files, func(a, b dirFile) int {
+			return cmp.Or(cmp.Compare(a.seq, b.seq), cmp.Compare(a.kind, b.kind))
+		})
+		days = append(days, d)
+	}
+	slices.SortFunc(days, func(a, b dayDir) int { return strings.Compare(a.day, b.day) })
+	return days, nil
+}
+
+// readDir lists the directory name under root.
+func readDir(root *os.Root, name string) ([]fs.DirEntry, error) {
+	d, err := root.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("cannot open directory %q: %w", name, err)
+	}
+	defer d.Close()
+	ents, err := d.ReadDir(-1)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read directory %q: %w", name, err)
+	}
+	return ents, nil
+}
+
+// syncDir fsyncs the directory name under root ("." for root itself), so
+// that files created, renamed or removed in it stay so after a crash.
+func syncDir(root *os.Root, name string) error {
+	d, err := root.Open(name)
+	if err != nil {
+		return fmt.Errorf("cannot open directory %q: %w", name, err)
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("cannot sync directory %q: %w", name, err)
+	}
+	return nil
+}
+
+// lastLineEnd returns the length of r's first size bytes up to and
+// including their last '\n', or 0 if they hold none. It reads backwards in
+// 64 KiB steps, so a complete tail costs one small read.
+func lastLineEnd(r io.ReaderAt, size int64) (int64, error) {
+	var buf [64 << 10]byte
+	for end := size; end > 0; {
+		start := max(0, end-int64(len(buf)))
+		p := buf[:end-start]
+		if _, err := r.ReadAt(p, start); err != nil && !errors.Is(err, io.EOF) {
+			return 0, err
+		}
+		for i := len(p) - 1; i >= 0; i-- {
+			if p[i] == '\n' {
+				return start + int64(i) + 1, nil
+			}
+		}
+		end = start
+	}
+	return 0, nil
+}
+
+// File is one readable segment file, as listed by List.
+type File struct {
+	Day        string // the day partition, in DayLayout form
+	Seq        uint64 // the segment's sequence number, unique within the store
+	Path       string // relative to the store's DIR, e.g. "2026-11-22/seg-0000000000000007.ndjson.zst"
+	Compressed bool   // Path is a zstd frame (.ndjson.zst); otherwise plain NDJSON
+	Size       int64  // bytes on disk when listed (an active segment keeps growing)
+}
+
+// List returns the segment files under dir in day, then sequence order:
+// every line the store has written is in exactly one of them. It applies
+// the reading rules of the package doc: when both seg-N.ndjson and
+// seg-N.ndjson.zst exist, only the .zst is listed; .tmp files are skipped.
+//
+// List does not lock dir and may run beside a Store writing it. A listed
+// plain segment may be compressed and removed before it is opened: a
+// reader that gets fs.ErrNotExist for "X.ndjson" should open "X.ndjson.zst"
+// instead. The last line of the newest segment of a day may be incomplete
+// while it is being written; readers should drop a final line without '\n'.
+func List(dir string) ([]File, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("cannot open segment directory: %w", err)
+	}
+	defer root.Close()
+	days, err := scanDir(root)
+	if err != nil {
+		return nil, fmt.Errorf("cannot list segments in %q: %w", dir, err)
+	}
+	var out []File
+	for _, d := range days {
+		for i, f := range d.files {
+			if f.kind == kindTmp {
+				continue
+			}
+			// files are sorted by (seq, kind), so a .zst follows its .ndjson.
+			if f.kind == kindPlain && i+1 < len(d.files) && d.files[i+1].seq == f.seq && d.files[i+1].kind == kindZstd {
+				continue
+			}
+			kind := f.kind
+			p := filepath.Join(d.day, f.name)
+			fi, err := root.Stat(p)
+			if kind == kindPlain && errors.Is(err, fs.ErrNotExist) {
+				// Compressed and removed since scanDir.
+				kind = kindZstd
+				p = filepath.Join(d.day, segName(f.seq, kindZstd))
+				fi, err = root.Stat(p)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("cannot list segments in %q: %w", dir, err)
+			}
+			out = append(out, File{Day: d.day, Seq: f.seq, Path: filepath.ToSlash(p), Compressed: kind == kindZstd, Size: fi.Size()})
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,385 @@
+package segment
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// writer is the state of the group-commit goroutine (Store.run). Only that
+// goroutine touches it, except closeErr, which Close reads after the
+// goroutine exits, and init, which runs before it starts.
+type writer struct {
+	s        *Store
+	active   map[string]*segment // by day
+	dayDirs  map[string]bool     // day directories known to exist
+	nextSeq  uint64
+	gen      uint64     // current batch number, for segment.gen
+	touched  []*segment // segments written in the current batch
+	retiring []*segment // segments rotated out during the current batch
+	closeErr error
+}
+
+// segment is an active segment file, open for appending.
+type segment struct {
+	day       string
+	seq       uint64
+	name      string // path relative to DIR
+	f         *os.File
+	size      int64
+	created   time.Time // Options.Now at creation, for MaxSegmentAge
+	lastWrite time.Time
+	dirty     bool   // written since its last fsync
+	gen       uint64 // batch in which before was recorded
+	before    int64  // size before that batch, for rollback
+}
+
+func (w *writer) init(s *Store) {
+	w.s = s
+	w.active = make(map[string]*segment)
+	w.dayDirs = make(map[string]bool)
+}
+
+// maintainEvery returns how often the writer checks idle segments' ages.
+func maintainEvery(age time.Duration) time.Duration {
+	return min(max(age/4, 10*time.Millisecond), time.Minute)
+}
+
+// run is the writer goroutine: it takes one batch at a time, writes and
+// (SyncBatch) fsyncs it, and acknowledges it. Between batches it fsyncs
+// (SyncInterval) and seals old segments. Once the store is closed and the
+// queue is empty, it closes the active segments and exits.
+func (s *Store) run() {
+	defer close(s.writerDone)
+	w := &s.w
+	var syncC <-chan time.Time
+	if s.o.Sync == SyncInterval {
+		t := time.NewTicker(s.o.SyncInterval)
+		defer t.Stop()
+		syncC = t.C
+	}
+	mt := time.NewTicker(maintainEvery(s.o.MaxSegmentAge))
+	defer mt.Stop()
+	for {
+		b, closed := s.take()
+		if b != nil {
+			w.writeBatch(b)
+			// Under constant load the queue never empties: do the
+			// periodic work between batches too.
+			select {
+			case <-syncC:
+				w.syncActive()
+			case <-mt.C:
+				w.trim(s.o.Now())
+			default:
+			}
+			continue
+		}
+		if closed {
+			break
+		}
+		select {
+		case <-s.wake:
+		case <-syncC:
+			w.syncActive()
+		case <-mt.C:
+			w.trim(s.o.Now())
+		}
+	}
+	var errs []error
+	for _, seg := range w.active {
+		errs = append(errs, w.seal(seg, true, false))
+	}
+	clear(w.active)
+	w.closeErr = errors.Join(errs...)
+}
+
+// writeBatch writes b, fsyncs it in SyncBatch mode, and acknowledges it. On
+// any error it rolls back every segment the batch touched and fails the
+// whole batch.
+func (w *writer) writeBatch(b *batch) {
+	s := w.s
+	if s.o.testBeforeBatch != nil {
+		s.o.testBeforeBatch()
+	}
+	now := s.o.Now()
+	w.gen++
+	w.touched = w.touched[:0]
+	w.retiring = w.retiring[:0]
+
+	t0 := time.Now()
+	var err error
+	for _, d := range b.days {
+		if err = w.writeDay(d, now); err != nil {
+			break
+		}
+	}
+	t1 := time.Now()
+	if err == nil && s.o.Sync == SyncBatch {
+		err = w.syncTouched()
+	}
+	t2 := time.Now()
+
+	s.c.batches.Add(1)
+	if err != nil {
+		s.c.writeErrors.Add(1)
+		s.log.Error("cannot write segment batch; failing its requests", "requests", b.reqs, "bytes", b.bytes, "err", err)
+		w.rollback()
+	} else {
+		s.c.linesWritten.Add(b.lines)
+		s.c.bytesWritten.Add(b.bytes)
+	}
+	info := BatchInfo{Requests: b.reqs, Lines: b.lines, Bytes: b.bytes, Segments: len(w.touched), Write: t1.Sub(t0), Err: err}
+	if s.o.Sync == SyncBatch {
+		info.Sync = t2.Sub(t1)
+	}
+	s.finish(b, err)
+
+	for _, seg := range w.retiring {
+		w.seal(seg, s.o.Sync != SyncNever, true)
+	}
+	w.retiring = w.retiring[:0]
+	w.trim(now)
+	if s.o.Observe != nil {
+		s.o.Observe(info)
+	}
+}
+
+// writeDay writes one day's lines of a batch, starting a new segment when
+// the active one is too old or the next requests would take it past
+// MaxSegmentBytes. It splits d only at request boundaries (d.ends) and
+// writes each run of whole requests that fits with one write(2).
+func (w *writer) writeDay(d *dayBuf, now time.Time) error {
+	s := w.s
+	off, next := 0, 0
+	for off < len(d.buf) {
+		seg := w.active[d.day]
+		if seg != nil && now.Sub(seg.created) >= s.o.MaxSegmentAge {
+			w.rotate(seg)
+			seg = nil
+		}
+		if seg == nil {
+			var err error
+			if seg, err = w.create(d.day, now); err != nil {
+				return err
+			}
+		}
+		room := s.o.MaxSegmentBytes - seg.size
+		end := next
+		for end < len(d.ends) && int64(d.ends[end]-off) <= room {
+			end++
+		}
+		if end == next {
+			if seg.size > 0 {
+				w.rotate(seg)
+				continue
+			}
+			end++ // an empty segment takes one request even if it is too large
+		}
+		stop := d.ends[end-1]
+		if err := w.write(seg, d.buf[off:stop], now); err != nil {
+			return err
+		}
+		off, next = stop, end
+	}
+	return nil
+}
+
+// write appends p to seg, remembering seg's size before the batch.
+func (w *writer) write(seg *segment, p []byte, now time.Time) error {
+	if seg.gen != w.gen {
+		seg.gen = w.gen
+		seg.before = seg.size
+		w.touched = append(w.touched, seg)
+	}
+	var n int
+	var err error
+	if w.s.o.testWrite != nil {
+		n, err = w.s.o.testWrite(seg.f, p)
+	} else {
+		n, err = seg.f.Write(p)
+	}
+	seg.size += int64(n)
+	w.s.c.segmentBytes.Add(int64(n))
+	seg.dirty = true
+	seg.lastWrite = now
+	if err != nil {
+		return fmt.Errorf("cannot write segment %s: %w", seg.name, err)
+	}
+	return nil
+}
+
+// create starts a new active segment for day. Outside SyncNever it fsyncs
+// the directories it changed, so that the new file survives a power loss
+// along with the first batch acknowledged in it.
+func (w *writer) create(day string, now time.Time) (*segment, error) {
+	s := w.s
+	syncDirs := s.o.Sync != SyncNever
+	if !w.dayDirs[day] {
+		err := s.root.Mkdir(day, 0o755)
+		if err != nil && !errors.Is(err, os.ErrExist) {
+			return nil, fmt.Errorf("cannot create day directory: %w", err)
+		}
+		if err == nil && syncDirs {
+			if err := syncDir(s.root, "."); err != nil {
+				return nil, err
+			}
+		}
+		w.dayDirs[day] = true
+	}
+	seq := w.nextSeq
+	w.nextSeq++
+	name := filepath.Join(day, segName(seq, kindPlain))
+	f, err := s.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("cannot create segment: %w", err)
+	}
+	if syncDirs {
+		if err := syncDir(s.root, day); err != nil {
+			f.Close()
+			s.root.Remove(name)
+			return nil, err
+		}
+	}
+	seg := &segment{day: day, seq: seq, name: name, f: f, created: now, lastWrite: now}
+	w.active[day] = seg
+	s.c.activeSegments.Add(1)
+	s.c.segments.Add(1)
+	return seg, nil
+}
+
+// rotate takes seg out of the active set during a batch; writeBatch seals
+// it once the batch is synced (or rolled back).
+func (w *writer) rotate(seg *segment) {
+	w.detach(seg)
+	w.retiring = append(w.retiring, seg)
+}
+
+// detach removes seg from the active set if it is there.
+func (w *writer) detach(seg *segment) {
+	if w.active[seg.day] == seg {
+		delete(w.active, seg.day)
+		w.s.c.activeSegments.Add(-1)
+	}
+}
+
+// syncTouched fsyncs every segment the current batch wrote.
+func (w *writer) syncTouched() error {
+	for _, seg := range w.touched {
+		if err := w.sync(seg); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (w *writer) sync(seg *segment) error {
+	if !seg.dirty {
+		return nil
+	}
+	w.s.c.syncs.Add(1)
+	if err := seg.f.Sync(); err != nil {
+		return fmt.Errorf("cannot sync segment %s: %w", seg.name, err)
+	}
+	seg.dirty = false
+	return nil
+}
+
+// rollback truncates every segment the failed batch touched back to its
+// size before the batch and retires it: after a failed write or fsync the
+// file's state is uncertain (a failed fsync may have dropped dirty pages),
+// so nothing more is appended to it. A failed truncate is logged and leaves
+// unacknowledged lines, possibly a torn last one, at the end of the
+// segment; compression and recovery drop a torn last line.
+func (w *writer) rollback() {
+	s := w.s
+	for _, seg := range w.touched {
+		if seg.size != seg.before {
+			if err := seg.f.Truncate(seg.before); err != nil {
+				s.log.Error("cannot roll back segment after a failed batch", "file", s.path(seg.name), "size", seg.size, "want_size", seg.before, "err", err)
+			} else {
+				s.c.segmentBytes.Add(seg.before - seg.size)
+				seg.size = seg.before
+			}
+		}
+		if w.active[seg.day] == seg {
+			w.rotate(seg)
+		}
+	}
+}
+
+// seal closes seg for good: it fsyncs it if sync is set and it is dirty,
+// closes it, then removes it if empty or else, if compress is set, queues
+// it for compression. Errors are logged and returned.
+func (w *writer) seal(seg *segment, sync, compress bool) error {
+	s := w.s
+	w.detach(seg)
+	var err error
+	if sync {
+		err = w.sync(seg)
+	}
+	if cerr := seg.f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("cannot close segment %s: %w", seg.name, cerr)
+	}
+	if err != nil {
+		s.c.writeErrors.Add(1)
+		s.log.Error("cannot seal segment", "file", s.path(seg.name), "err", err)
+		return err
+	}
+	if seg.size == 0 {
+		// Created, then rolled back: leave no empty files behind.
+		if err := s.root.Remove(seg.name); err != nil {
+			s.log.Warn("cannot remove empty segment", "file", s.path(seg.name), "err", err)
+			return nil
+		}
+		s.c.segments.Add(-1)
+		if s.o.Sync != SyncNever {
+			if err := syncDir(s.root, seg.day); err != nil {
+				s.log.Warn("cannot sync directory after removing an empty segment", "err", err)
+			}
+		}
+		return nil
+	}
+	if compress && !s.o.NoCompress {
+		s.comp.add(seg.name)
+	}
+	return nil
+}
+
+// trim seals, between batches, the active segments older than
+// MaxSegmentAge and, beyond maxOpenDays, the least recently written ones.
+func (w *writer) trim(now time.Time) {
+	s := w.s
+	for _, seg := range w.active {
+		if now.Sub(seg.created) >= s.o.MaxSegmentAge {
+			w.seal(seg, s.o.Sync != SyncNever, true)
+		}
+	}
+	for len(w.active) > maxOpenDays {
+		var oldest *segment
+		for _, seg := range w.active {
+			if oldest == nil || seg.lastWrite.Before(oldest.lastWrite) {
+				oldest = seg
+			}
+		}
+		w.seal(oldest, s.o.Sync != SyncNever, true)
+	}
+}
+
+// syncActive is the SyncInterval tick: it fsyncs the dirty active
+// segments. The lines are already acknowledged, so an error can only be
+// logged; the segment is sealed so that nothing more is appended to it.
+func (w *writer) syncActive() {
+	for _, seg := range w.active {
+		if err := w.sync(seg); err != nil {
+			w.s.c.writeErrors.Add(1)
+			w.s.log.Error("cannot sync segment; acknowledged lines may be lost on power failure", "err", err)
+			w.seal(seg, false, true)
+		}
+	}
+}
+
+// path returns name (relative to DIR) as a path including DIR, for logs.
+func (s *Store) path(name string) string { return filepath.Join(s.dir, name) }

@@ -1,0 +1,153 @@
+package segment
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// fakeClock is an Options.Now that tests move by hand.
+type fakeClock struct{ ns atomic.Int64 }
+
+func newFakeClock() *fakeClock {
+	c := &fakeClock{}
+	c.ns.Store(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC).UnixNano())
+	return c
+}
+
+func (c *fakeClock) Now() time.Time          { return time.Unix(0, c.ns.Load()) }
+func (c *fakeClock) Advance(d time.Duration) { c.ns.Add(int64(d)) }
+
+// segmentSizes lists the segment files of dir as "day/seq:size".
+func segmentSizes(t *testing.T, dir string) []string {
+	t.Helper()
+	files, err := List(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, f := range files {
+		out = append(out, fmt.Sprintf("%s/%d:%d", f.Day, f.Seq, f.Size))
+	}
+	return out
+}
+
+// TestRotateBySize checks that a segment is sealed when the next request
+// would take it past MaxSegmentBytes, that a request is never split, and
+// that one request larger than the limit gets a segment of its own.
+func TestRotateBySize(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir, Options{MaxSegmentBytes: 1000, NoCompress: true})
+	req := strings.Repeat("x", 99) + "\n" // 100 bytes
+	for range 7 {
+		mustAppend(t, s, "2026-11-22", strings.Repeat(req, 3)) // 300 bytes
+	}
+	mustAppend(t, s, "2026-11-22", strings.Repeat(req, 15)) // 1500 bytes: too large for any segment
+	mustAppend(t, s, "2026-11-22", req)
+	mustAppend(t, s, "2026-11-23", req)
+	s.Close()
+	got := strings.Join(segmentSizes(t, dir), " ")
+	want := "2026-11-22/0:900 2026-11-22/1:900 2026-11-22/2:300 2026-11-22/3:1500 2026-11-22/4:100 2026-11-23/5:100"
+	if got != want {
+		t.Fatalf("got segments\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestRotateBySizeInBatch is TestRotateBySize with all requests in one
+// batch: the writer must split the day's buffer at request boundaries.
+func TestRotateBySizeInBatch(t *testing.T) {
+	dir := t.TempDir()
+	release := make(chan struct{})
+	var once sync.Once
+	s := openStore(t, dir, Options{MaxSegmentBytes: 1000, NoCompress: true, testBeforeBatch: func() {
+		once.Do(func() { <-release })
+	}})
+	// The first request's batch stalls the writer; the rest queue up in
+	// the next batch.
+	first := make(chan error)
+	go func() { first <- s.Append(context.Background(), groups("2026-11-22", "first\n")) }()
+	waitFor(t, "the writer to stall", func() bool { return s.Stats().QueueRequests == 1 })
+	req := strings.Repeat("y", 299) + "\n"
+	var wg sync.WaitGroup
+	for range 7 {
+		wg.Go(func() {
+			if err := s.Append(context.Background(), groups("2026-11-22", req)); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	waitFor(t, "queued requests", func() bool { return s.Stats().QueueRequests == 8 })
+	close(release)
+	wg.Wait()
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	if b := s.Stats().Batches; b != 2 {
+		t.Fatalf("got %d batches, want 2", b)
+	}
+	s.Close()
+	got := strings.Join(segmentSizes(t, dir), " ")
+	want := "2026-11-22/0:906 2026-11-22/1:900 2026-11-22/2:300"
+	if got != want {
+		t.Fatalf("got segments\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestRotateByAge checks both age checks: before a write, and in the
+// background for an idle segment.
+func TestRotateByAge(t *testing.T) {
+	dir := t.TempDir()
+	clock := newFakeClock()
+	s := openStore(t, dir, Options{MaxSegmentAge: 40 * time.Millisecond, Now: clock.Now, NoCompress: true})
+	mustAppend(t, s, "2026-11-22", "a\n")
+	mustAppend(t, s, "2026-11-22", "b\n")
+	clock.Advance(39 * time.Millisecond)
+	mustAppend(t, s, "2026-11-22", "c\n")
+	clock.Advance(time.Millisecond)
+	mustAppend(t, s, "2026-11-22", "d\n") // the segment is 40ms old: a new one
+	if got, want := strings.Join(segmentSizes(t, dir), " "), "2026-11-22/0:6 2026-11-22/1:2"; got != want {
+		t.Fatalf("got segments %s, want %s", got, want)
+	}
+	if got := s.Stats().ActiveSegments; got != 1 {
+		t.Fatalf("got %d active segments, want 1", got)
+	}
+	// Idle: the background check (every 10ms here) seals it once the
+	// clock says it is old enough, and not before.
+	time.Sleep(30 * time.Millisecond)
+	if got := s.Stats().ActiveSegments; got != 1 {
+		t.Fatalf("got %d active segments before the clock moved, want 1", got)
+	}
+	clock.Advance(time.Hour)
+	waitFor(t, "the idle segment to be sealed", func() bool { return s.Stats().ActiveSegments == 0 })
+	mustAppend(t, s, "2026-11-22", "e\n")
+	s.Close()
+	if got, want := strings.Join(segmentSizes(t, dir), " "), "2026-11-22/0:6 2026-11-22/1:2 2026-11-22/2:2"; got != want {
+		t.Fatalf("got segments %s, want %s", got, want)
+	}
+}
+
+// TestMaxOpenDays: late data for many days may not keep a file open per
+// day; the least recently written days are sealed after the batch.
+func TestMaxOpenDays(t *testing.T) {
+	dir := t.TempDir()
+	clock := newFakeClock()
+	s := openStore(t, dir, Options{Now: clock.Now, NoCompress: true})
+	for d := 1; d <= 6; d++ {
+		mustAppend(t, s, fmt.Sprintf("2026-11-%02d", d), "x\n")
+		clock.Advance(time.Second)
+	}
+	// Sealing happens after the acknowledgement.
+	waitFor(t, "4 active segments", func() bool { return s.Stats().ActiveSegments == maxOpenDays })
+	mustAppend(t, s, "2026-11-01", "y\n") // sealed: a new segment
+	mustAppend(t, s, "2026-11-06", "y\n") // still active
+	s.Close()
+	got := strings.Join(segmentSizes(t, dir), " ")
+	want := "2026-11-01/0:2 2026-11-01/6:2 2026-11-02/1:2 2026-11-03/2:2 2026-11-04/3:2 2026-11-05/4:2 2026-11-06/5:4"
+	if got != want {
+		t.Fatalf("got segments\n%s\nwant\n%s", got, want)
+	}
+}
