@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"os"
+	"os/signal"
+	"syscall"
 	"testing"
 )
 
@@ -13,7 +15,11 @@ const mainEnv = "SPATE_CLI_TEST_AS_MAIN"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(mainEnv) == "1" {
-		os.Exit(Run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+		// As cmd/spate does: SIGINT and SIGTERM cancel the context.
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		code := Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+		stop()
+		os.Exit(code)
 	}
 	os.Exit(m.Run())
 }

@@ -55,6 +55,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 		Long: `spate reads big log files with the fastest I/O paths Go has.
 
   spate query    filter and aggregate NDJSON and plain-text logs with LogsQL
+  spate serve    ingest NDJSON over HTTP into durable segment files
   spate gen      make deterministic, realistic NDJSON/CSV/logfmt log data
   spate bench io measure mmap, pread, bufio and stream reads on your machine
   spate demo     run the above on a cached sample and show what to try next`,
@@ -66,7 +67,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return usageError{err}
 	})
-	root.AddCommand(newQueryCmd(), newGenCmd(), newBenchCmd(), newDemoCmd())
+	root.AddCommand(newQueryCmd(), newServeCmd(), newGenCmd(), newBenchCmd(), newDemoCmd())
 	return root
 }
 

@@ -123,6 +123,10 @@ type Options struct {
 	// Close, which wait for the writer; Stats is fine.
 	Observe func(BatchInfo)
 
+	// SlowWrite makes the writer sleep this long before each batch: a slow
+	// disk, for overload tests and demos of backpressure. Zero in
+	// production.
+	SlowWrite time.Duration
 	// testBeforeBatch, if set, is called by the writer before it writes each
 	// batch; tests block in it to stall the writer.
 	testBeforeBatch func()

@@ -101,6 +101,9 @@ func (s *Store) run() {
 // whole batch.
 func (w *writer) writeBatch(b *batch) {
 	s := w.s
+	if s.o.SlowWrite > 0 {
+		time.Sleep(s.o.SlowWrite)
+	}
 	if s.o.testBeforeBatch != nil {
 		s.o.testBeforeBatch()
 	}

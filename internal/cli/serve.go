@@ -1,0 +1,211 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/spate-io/spate/internal/segment"
+	"github.com/spate-io/spate/internal/server"
+)
+
+type serveOpts struct {
+	data          string
+	listen        string
+	adminListen   string
+	fsync         string
+	fsyncInterval time.Duration
+	maxRequest    sizeFlag
+	maxLine       sizeFlag
+	maxQueue      sizeFlag
+	maxInflight   sizeFlag
+	segmentSize   sizeFlag
+	segmentAge    time.Duration
+	noCompress    bool
+	tokenFile     string
+	readTimeout   time.Duration
+	logFormat     string
+	logLevel      string
+	slowWrite     time.Duration
+}
+
+func newServeCmd() *cobra.Command {
+	o := &serveOpts{
+		maxRequest:  server.DefaultMaxRequestBytes,
+		maxLine:     server.DefaultMaxLineBytes,
+		maxQueue:    segment.DefaultMaxQueueBytes,
+		maxInflight: server.DefaultMaxInflightBytes,
+		segmentSize: segment.DefaultMaxSegmentBytes,
+	}
+	cmd := &cobra.Command{
+		Use:   "serve --data DIR [flags]",
+		Short: "Ingest NDJSON logs over HTTP into durable segment files",
+		Long: `Serve an HTTP API that takes NDJSON log lines and stores them in append-only
+segment files under --data, acknowledging a request only once its lines are
+written (and, with --fsync batch, fsynced).
+
+Endpoints (main listener):
+  POST /insert/jsonline   VictoriaLogs-compatible: the query args _time_field,
+                          _msg_field, _stream_fields, ignore_fields,
+                          decolorize_fields, extra_fields, debug and their
+                          VL-* headers; Content-Encoding gzip or zstd
+  POST /api/v1/ingest     the same, for curl --data-binary @file
+  GET  /metrics           Prometheus text format
+  GET  /healthz, /readyz  liveness; readiness (503 when the queue is >90%
+                          full or the server is stopping)
+Admin listener (--admin-listen): /debug/pprof/ and /metrics.
+
+Every line is checked as JSON (valid UTF-8, a JSON object, a parseable time
+field). Bad lines are rejected and named in the JSON answer
+({"accepted":N,"rejected":M,"errors":[{"line":L,"error":"..."}]}); good
+lines are kept. Answers: 200 stored; 400 empty or all lines bad; 401 no or
+wrong token; 413 body or line too large; 415 unsupported Content-Type or
+Content-Encoding; 429 + Retry-After when the write queue or in-flight
+memory is full (nothing stored: retry); 503 shutting down.
+
+Lines are stored as received. A line without a time field (_time, ts, time,
+timestamp, @timestamp, or _time_field) gets "_time" (the ingestion time) as
+its first field. Ingestion parameters other than _time_field=_time rebuild
+the line flat, as VictoriaLogs stores it. Files: DIR/YYYY-MM-DD/seg-N.ndjson,
+by the lines' UTC day, rotated by --segment-size and --segment-age; sealed
+segments are compressed to .ndjson.zst in the background. spate query reads
+DIR directly. After a crash the torn tail of a segment is cut back to its
+last complete line. SIGINT/SIGTERM: stop taking requests, finish those in
+flight, write and fsync the queue, exit.
+
+Examples:
+  spate serve --data /var/lib/spate
+  spate serve --data ./logs --listen 127.0.0.1:9428 --admin-listen 127.0.0.1:9429
+  curl --data-binary @app.ndjson http://127.0.0.1:9428/api/v1/ingest
+  curl -H 'Content-Encoding: gzip' --data-binary @app.ndjson.gz \
+       'http://127.0.0.1:9428/insert/jsonline?_msg_field=log&_time_field=date'
+  spate query '* | stats count()' ./logs`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runServe(cmd.Context(), o, cmd.ErrOrStderr())
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&o.data, "data", "", "directory for segment files (created if missing; required)")
+	fl.StringVar(&o.listen, "listen", "127.0.0.1:9428", "address of the API (host:port; port 0 picks a free one)")
+	fl.StringVar(&o.adminListen, "admin-listen", "", "address for pprof and metrics, e.g. 127.0.0.1:9429 (default: off)")
+	fl.StringVar(&o.fsync, "fsync", "batch", "when to fsync: batch (acknowledge after fsync), interval (acknowledge after write, fsync every --fsync-interval), never")
+	fl.DurationVar(&o.fsyncInterval, "fsync-interval", segment.DefaultSyncInterval, "fsync period for --fsync interval")
+	fl.Var(&o.maxRequest, "max-request-size", "largest request body, after decompression; larger ones get 413")
+	fl.Var(&o.maxLine, "max-line-size", "longest line; a longer line fails its request with 413")
+	fl.Var(&o.maxQueue, "max-queue", "bytes accepted and not yet written; beyond it requests get 429")
+	fl.Var(&o.maxInflight, "max-inflight", "memory for request bodies being read and checked (each byte counts twice); beyond it requests get 429")
+	fl.Var(&o.segmentSize, "segment-size", "seal a segment and start a new one at this size")
+	fl.DurationVar(&o.segmentAge, "segment-age", segment.DefaultMaxSegmentAge, "seal a segment this long after it was started")
+	fl.BoolVar(&o.noCompress, "no-compress", false, "leave sealed segments as plain .ndjson (default: compress them with zstd)")
+	fl.StringVar(&o.tokenFile, "auth-token-file", "", "file of bearer tokens, one per line; ingest requests must send one (Authorization: Bearer TOKEN)")
+	fl.DurationVar(&o.readTimeout, "read-timeout", time.Minute, "longest time to read one request, body included")
+	fl.StringVar(&o.logFormat, "log-format", "text", "log format on stderr: text or json")
+	fl.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fl.DurationVar(&o.slowWrite, "debug-slow-write", 0, "sleep before each write batch, to simulate a slow disk (tests, demos)")
+	fl.MarkHidden("debug-slow-write")
+	return cmd
+}
+
+func runServe(ctx context.Context, o *serveOpts, stderr io.Writer) error {
+	if o.data == "" {
+		return usagef("serve needs --data DIR")
+	}
+	sync, err := segment.ParseSyncMode(o.fsync)
+	if err != nil {
+		return usagef("--fsync: %v", err)
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
+		return usagef("--log-level: %v", err)
+	}
+	hopts := &slog.HandlerOptions{Level: level}
+	var log *slog.Logger
+	switch o.logFormat {
+	case "text":
+		log = slog.New(slog.NewTextHandler(stderr, hopts))
+	case "json":
+		log = slog.New(slog.NewJSONHandler(stderr, hopts))
+	default:
+		return usagef("--log-format: want text or json, got %q", o.logFormat)
+	}
+	var tokens []string
+	if o.tokenFile != "" {
+		if tokens, err = readTokens(o.tokenFile); err != nil {
+			return err
+		}
+	}
+	cfg := server.Config{
+		DataDir: o.data,
+		Segment: segment.Options{
+			Sync:            sync,
+			SyncInterval:    o.fsyncInterval,
+			MaxSegmentBytes: int64(o.segmentSize),
+			MaxSegmentAge:   o.segmentAge,
+			MaxQueueBytes:   int64(o.maxQueue),
+			NoCompress:      o.noCompress,
+			SlowWrite:       o.slowWrite,
+		},
+		MaxRequestBytes:  int64(o.maxRequest),
+		MaxLineBytes:     int(o.maxLine),
+		MaxInflightBytes: int64(o.maxInflight),
+		ReadTimeout:      o.readTimeout,
+		AuthTokens:       tokens,
+		Logger:           log,
+	}
+	srv, err := server.New(cfg)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", o.listen)
+	if err != nil {
+		srv.Close()
+		return fmt.Errorf("cannot listen on %s: %w", o.listen, err)
+	}
+	var admin net.Listener
+	if o.adminListen != "" {
+		if admin, err = net.Listen("tcp", o.adminListen); err != nil {
+			ln.Close()
+			srv.Close()
+			return fmt.Errorf("cannot listen on %s: %w", o.adminListen, err)
+		}
+		fmt.Fprintf(stderr, "spate serve: admin (pprof, metrics) on http://%s\n", admin.Addr())
+	}
+	// Tools (bench ingest, tests) wait for this exact line.
+	fmt.Fprintf(stderr, "spate serve: listening on http://%s\n", ln.Addr())
+	log.Info("serving", "addr", ln.Addr().String(), "data", o.data, "fsync", sync.String(), "auth", len(tokens) > 0)
+	return srv.Serve(ctx, ln, admin)
+}
+
+// readTokens reads bearer tokens, one per line; blank lines and lines
+// starting with '#' are skipped.
+func readTokens(path string) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read --auth-token-file: %w", err)
+	}
+	defer f.Close()
+	var toks []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		t := strings.TrimSpace(sc.Text())
+		if t != "" && !strings.HasPrefix(t, "#") {
+			toks = append(toks, t)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("cannot read --auth-token-file %s: %w", path, err)
+	}
+	if len(toks) == 0 {
+		return nil, fmt.Errorf("--auth-token-file %s holds no token", path)
+	}
+	return toks, nil
+}
