@@ -177,7 +177,7 @@ func TestIngestBadRequests(t *testing.T) {
 	f("all bad", 400, "no valid lines", []byte("x\ny\n"), h()...)
 	f("content type", 415, "Content-Type", []byte(`{"a":1}`+"\n"), h("Content-Type", "multipart/form-data; boundary=x")...)
 	f("encoding", 415, "Content-Encoding", []byte(`{"a":1}`+"\n"), h("Content-Encoding", "br")...)
-	f("truncated gzip", 400, "cannot decompress gzip", gz([]byte(`{"a":1}`+"\n"))[:12], h("Content-Encoding", "gzip")...)
+	f("truncated gzip", 400, "cannot decompress gzip", gz([]byte(`{"a":1}` + "\n"))[:12], h("Content-Encoding", "gzip")...)
 	f("not gzip", 400, "cannot decompress gzip", []byte(`{"a":1}`+"\n"), h("Content-Encoding", "gzip")...)
 	f("gzip bomb", 413, "larger than", bomb, h("Content-Encoding", "gzip")...)
 	f("big body", 413, "larger than", bytes.Repeat([]byte(`{"a":1}`+"\n"), 2<<20/8), h()...)
