@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spate-io/spate/internal/bytesutil"
 	"github.com/spate-io/spate/internal/ndjson"
@@ -29,6 +30,9 @@ type Processor struct {
 	out      []byte
 	scratch  []byte
 	stream   [][]byte // values of p.StreamFields in the current line
+	// nested: some time or stream field has a dot, so nested leaves must
+	// be looked at too; otherwise only top-level keys can match.
+	nested bool
 }
 
 // NewProcessor returns a Processor for p.
@@ -40,6 +44,9 @@ func NewProcessor(p Params) *Processor {
 		pr.timeKeys = query.DefaultTimeFields()
 	}
 	pr.stream = make([][]byte, len(p.StreamFields))
+	for _, k := range append(append([]string(nil), pr.timeKeys...), p.StreamFields...) {
+		pr.nested = pr.nested || strings.Contains(k, ".")
+	}
 	return pr
 }
 
@@ -105,6 +112,9 @@ func (pr *Processor) scan(line []byte, now int64) (ts int64, timeKey int, err er
 		pr.stream[i] = pr.stream[i][:0]
 	}
 	for it.Next() {
+		if !pr.nested && it.Depth() > 0 {
+			continue // Fast path: a dotless name is never a nested key.
+		}
 		k := it.Key()
 		for i := 0; i < len(pr.timeKeys) && (timeKey < 0 || i < timeKey); i++ {
 			if string(k) != pr.timeKeys[i] {
