@@ -176,7 +176,7 @@ func (s *Server) ingest(w http.ResponseWriter, r *http.Request) (int, *ingestRep
 		}
 	}
 	st.body = buf
-	s.m.bodyBytes.Add(len(buf))
+	s.m.bodyBytes.Add(float64(len(buf)))
 
 	// Check every line.
 	pr := ingest.NewProcessor(params)
@@ -209,7 +209,7 @@ func (s *Server) ingest(w http.ResponseWriter, r *http.Request) (int, *ingestRep
 		batch.Add(out, ts)
 	}
 	rep.Accepted = batch.Lines
-	s.m.rejectedLines.Add(rep.Rejected)
+	s.m.lines.WithLabelValues("rejected").Add(float64(rep.Rejected))
 	if rep.Accepted == 0 {
 		if rep.Rejected == 0 {
 			return fail(http.StatusBadRequest, "empty body: send NDJSON lines")
@@ -249,8 +249,8 @@ func (s *Server) ingest(w http.ResponseWriter, r *http.Request) (int, *ingestRep
 			return fail(http.StatusInternalServerError, "cannot store lines: internal error (see the server log)")
 		}
 	}
-	s.m.acceptedLines.Add(batch.Lines)
-	s.m.acceptedBytes.Add(int(batch.Bytes))
+	s.m.lines.WithLabelValues("accepted").Add(float64(batch.Lines))
+	s.m.storedBytes.Add(float64(batch.Bytes))
 	return http.StatusOK, rep
 }
 

@@ -264,10 +264,11 @@ func TestHealthAndMetrics(t *testing.T) {
 	for _, want := range []string{
 		`spate_ingest_lines_total{result="accepted"} 1`,
 		`spate_ingest_lines_total{result="rejected"} 1`,
-		`spate_ingest_requests_total{path="/api/v1/ingest",code="200"} 1`,
+		`spate_ingest_requests_total{code="200",path="/api/v1/ingest"} 1`,
 		`spate_fsync_seconds_count 1`,
 		`spate_queue_bytes 0`,
 		`process_resident_memory_bytes`,
+		`process_major_pagefaults_total`,
 	} {
 		if !strings.Contains(m, want) {
 			t.Fatalf("metrics lack %q:\n%s", want, m)

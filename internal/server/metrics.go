@@ -1,75 +1,108 @@
 package server
 
 import (
-	"fmt"
+	"bytes"
 	"net/http"
-	"sync"
+	"os"
+	"strconv"
 	"time"
 
-	"github.com/VictoriaMetrics/metrics"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/spate-io/spate/internal/segment"
 )
 
-// serverMetrics are one Server's Prometheus metrics, in their own Set so
-// that several servers (tests) do not share counters.
+// serverMetrics are one Server's Prometheus metrics, in their own registry
+// so that several servers (tests) do not share counters. All methods are
+// safe for concurrent use.
 type serverMetrics struct {
-	set           *metrics.Set
-	acceptedLines *metrics.Counter
-	acceptedBytes *metrics.Counter
-	rejectedLines *metrics.Counter
-	bodyBytes     *metrics.Counter
-	throttled     *metrics.Counter
-	reqDuration   *metrics.PrometheusHistogram
-	batchLines    *metrics.PrometheusHistogram
-	batchBytes    *metrics.PrometheusHistogram
-	batchRequests *metrics.PrometheusHistogram
-	writeSeconds  *metrics.PrometheusHistogram
-	fsyncSeconds  *metrics.PrometheusHistogram
-	writeErrors   *metrics.Counter
-
-	mu       sync.Mutex
-	requests map[string]*metrics.Counter // by path and code
+	reg           *prometheus.Registry
+	handler       http.Handler
+	lines         *prometheus.CounterVec // by result
+	storedBytes   prometheus.Counter
+	bodyBytes     prometheus.Counter
+	throttled     prometheus.Counter
+	requests      *prometheus.CounterVec // by path and code
+	reqDuration   prometheus.Histogram
+	batchLines    prometheus.Histogram
+	batchBytes    prometheus.Histogram
+	batchRequests prometheus.Histogram
+	writeSeconds  prometheus.Histogram
+	fsyncSeconds  prometheus.Histogram
+	writeErrors   prometheus.Counter
 }
 
 func newServerMetrics(s *Server) *serverMetrics {
-	set := metrics.NewSet()
-	sizes := []float64{1 << 10, 4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20}
-	counts := []float64{1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144}
+	reg := prometheus.NewRegistry()
+	f := promauto{reg}
+	counts := prometheus.ExponentialBuckets(1, 4, 10)        // 1 .. 262144
+	sizes := prometheus.ExponentialBuckets(1024, 4, 9)       // 1 KiB .. 64 MiB
+	seconds := prometheus.ExponentialBuckets(0.0001, 2.5, 14) // 100µs .. ~15s
 	m := &serverMetrics{
-		set:           set,
-		acceptedLines: set.NewCounter(`spate_ingest_lines_total{result="accepted"}`),
-		rejectedLines: set.NewCounter(`spate_ingest_lines_total{result="rejected"}`),
-		acceptedBytes: set.NewCounter(`spate_ingest_stored_bytes_total`),
-		bodyBytes:     set.NewCounter(`spate_ingest_body_bytes_total`),
-		throttled:     set.NewCounter(`spate_ingest_throttled_total`),
-		reqDuration:   set.NewPrometheusHistogram(`spate_ingest_request_duration_seconds`),
-		batchLines:    set.NewPrometheusHistogramExt(`spate_write_batch_lines`, counts),
-		batchBytes:    set.NewPrometheusHistogramExt(`spate_write_batch_bytes`, sizes),
-		batchRequests: set.NewPrometheusHistogramExt(`spate_write_batch_requests`, counts),
-		writeSeconds:  set.NewPrometheusHistogram(`spate_write_seconds`),
-		fsyncSeconds:  set.NewPrometheusHistogram(`spate_fsync_seconds`),
-		writeErrors:   set.NewCounter(`spate_write_errors_total`),
-		requests:      map[string]*metrics.Counter{},
+		reg:           reg,
+		lines:         f.counterVec("spate_ingest_lines_total", "Lines received by result: accepted (stored) or rejected (bad).", "result"),
+		storedBytes:   f.counter("spate_ingest_stored_bytes_total", "Bytes of lines stored, as written to segments."),
+		bodyBytes:     f.counter("spate_ingest_body_bytes_total", "Bytes of request bodies read, after decompression."),
+		throttled:     f.counter("spate_ingest_throttled_total", "Requests answered 429 (queue or in-flight memory full)."),
+		requests:      f.counterVec("spate_ingest_requests_total", "Ingest requests by path and status code.", "path", "code"),
+		reqDuration:   f.histogram("spate_ingest_request_duration_seconds", "Time to answer an ingest request.", seconds),
+		batchLines:    f.histogram("spate_write_batch_lines", "Lines per group-commit batch.", counts),
+		batchBytes:    f.histogram("spate_write_batch_bytes", "Bytes per group-commit batch.", sizes),
+		batchRequests: f.histogram("spate_write_batch_requests", "Requests per group-commit batch.", counts),
+		writeSeconds:  f.histogram("spate_write_seconds", "Time in write(2) per batch.", seconds),
+		fsyncSeconds:  f.histogram("spate_fsync_seconds", "Time in fsync per batch (--fsync batch).", seconds),
+		writeErrors:   f.counter("spate_write_errors_total", "Batches that failed to write or fsync."),
 	}
-	stat := func(f func(st segment.Stats) float64) func() float64 {
-		return func() float64 {
-			if s.store == nil {
-				return 0
-			}
-			return f(s.store.Stats())
-		}
+	stat := func(name, help string, v func(st segment.Stats) float64) {
+		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 {
+			return v(s.store.Stats())
+		}))
 	}
-	set.NewGauge(`spate_queue_bytes`, stat(func(st segment.Stats) float64 { return float64(st.QueueBytes) }))
-	set.NewGauge(`spate_queue_requests`, stat(func(st segment.Stats) float64 { return float64(st.QueueRequests) }))
-	set.NewGauge(`spate_queue_limit_bytes`, func() float64 { return float64(s.queueLimit()) })
-	set.NewGauge(`spate_segments{state="active"}`, stat(func(st segment.Stats) float64 { return float64(st.ActiveSegments) }))
-	set.NewGauge(`spate_segments{state="all"}`, stat(func(st segment.Stats) float64 { return float64(st.Segments) }))
-	set.NewGauge(`spate_segment_bytes`, stat(func(st segment.Stats) float64 { return float64(st.SegmentBytes) }))
-	set.NewGauge(`spate_compress_pending`, stat(func(st segment.Stats) float64 { return float64(st.CompressPending) }))
-	set.NewGauge(`spate_inflight_bytes`, func() float64 { return float64(s.inflight.used.Load()) })
-	set.NewGauge(`spate_inflight_limit_bytes`, func() float64 { return float64(s.inflight.limit) })
+	stat("spate_queue_bytes", "Bytes accepted and not yet written.", func(st segment.Stats) float64 { return float64(st.QueueBytes) })
+	stat("spate_queue_requests", "Requests waiting for the writer.", func(st segment.Stats) float64 { return float64(st.QueueRequests) })
+	stat("spate_segments_active", "Segments open for writing.", func(st segment.Stats) float64 { return float64(st.ActiveSegments) })
+	stat("spate_segments", "Segment files in the data directory.", func(st segment.Stats) float64 { return float64(st.Segments) })
+	stat("spate_segment_bytes", "Bytes of segment files (compressed size for sealed ones).", func(st segment.Stats) float64 { return float64(st.SegmentBytes) })
+	stat("spate_compress_pending", "Sealed segments waiting for compression.", func(st segment.Stats) float64 { return float64(st.CompressPending) })
+	reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "spate_queue_limit_bytes", Help: "The queue bound (--max-queue)."},
+			func() float64 { return float64(s.queueLimit()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "spate_inflight_bytes", Help: "Memory held by requests being read and checked."},
+			func() float64 { return float64(s.inflight.used.Load()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "spate_inflight_limit_bytes", Help: "The in-flight bound (--max-inflight)."},
+			func() float64 { return float64(s.inflight.limit) }),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		collectors.NewGoCollector(),
+		pageFaults{
+			minor: prometheus.NewDesc("process_minor_pagefaults_total", "Page faults served without I/O (/proc/self/stat minflt).", nil, nil),
+			major: prometheus.NewDesc("process_major_pagefaults_total", "Page faults that needed I/O (/proc/self/stat majflt).", nil, nil),
+		},
+	)
+	m.handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slogPrinter{s}})
 	return m
+}
+
+// promauto registers metrics as it makes them.
+type promauto struct{ reg *prometheus.Registry }
+
+func (p promauto) counter(name, help string) prometheus.Counter {
+	c := prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
+	p.reg.MustRegister(c)
+	return c
+}
+
+func (p promauto) counterVec(name, help string, labels ...string) *prometheus.CounterVec {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+	p.reg.MustRegister(c)
+	return c
+}
+
+func (p promauto) histogram(name, help string, buckets []float64) prometheus.Histogram {
+	h := prometheus.NewHistogram(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets})
+	p.reg.MustRegister(h)
+	return h
 }
 
 // observeBatch is the segment store's Observe hook.
@@ -78,33 +111,52 @@ func (m *serverMetrics) observeBatch(b segment.BatchInfo) {
 		m.writeErrors.Inc()
 		return
 	}
-	m.batchLines.Update(float64(b.Lines))
-	m.batchBytes.Update(float64(b.Bytes))
-	m.batchRequests.Update(float64(b.Requests))
-	m.writeSeconds.Update(b.Write.Seconds())
+	m.batchLines.Observe(float64(b.Lines))
+	m.batchBytes.Observe(float64(b.Bytes))
+	m.batchRequests.Observe(float64(b.Requests))
+	m.writeSeconds.Observe(b.Write.Seconds())
 	if b.Sync > 0 {
-		m.fsyncSeconds.Update(b.Sync.Seconds())
+		m.fsyncSeconds.Observe(b.Sync.Seconds())
 	}
 }
 
 // request counts one answered ingest request.
 func (m *serverMetrics) request(path string, code int, d time.Duration) {
-	key := fmt.Sprintf(`spate_ingest_requests_total{path=%q,code="%d"}`, path, code)
-	m.mu.Lock()
-	c := m.requests[key]
-	if c == nil {
-		c = m.set.GetOrCreateCounter(key)
-		m.requests[key] = c
-	}
-	m.mu.Unlock()
-	c.Inc()
-	m.reqDuration.Update(d.Seconds())
+	m.requests.WithLabelValues(path, strconv.Itoa(code)).Inc()
+	m.reqDuration.Observe(d.Seconds())
 }
 
-// handleMetrics writes the server's metrics and the process's (RSS, page
-// faults, CPU, file descriptors, Go runtime) in Prometheus text format.
+// handleMetrics writes the server's metrics and the process's (RSS, CPU,
+// page faults, file descriptors, Go runtime) in Prometheus text format.
 func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-	s.m.set.WritePrometheus(w)
-	metrics.WriteProcessMetrics(w)
+	s.m.handler.ServeHTTP(w, r)
 }
+
+// pageFaults collects the process's page faults, which the standard
+// process collector lacks; they show mmap and page-cache effects.
+type pageFaults struct{ minor, major *prometheus.Desc }
+
+func (p pageFaults) Describe(ch chan<- *prometheus.Desc) { ch <- p.minor; ch <- p.major }
+
+func (p pageFaults) Collect(ch chan<- prometheus.Metric) {
+	data, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		return // not Linux: no such metric
+	}
+	// Fields after the parenthesised command name: state is field 3,
+	// minflt field 10, majflt field 12 (proc(5)).
+	if i := bytes.LastIndexByte(data, ')'); i >= 0 {
+		f := bytes.Fields(data[i+1:])
+		if len(f) > 9 {
+			minflt, _ := strconv.ParseFloat(string(f[7]), 64)
+			majflt, _ := strconv.ParseFloat(string(f[9]), 64)
+			ch <- prometheus.MustNewConstMetric(p.minor, prometheus.CounterValue, minflt)
+			ch <- prometheus.MustNewConstMetric(p.major, prometheus.CounterValue, majflt)
+		}
+	}
+}
+
+// slogPrinter sends promhttp's errors to the server log.
+type slogPrinter struct{ s *Server }
+
+func (p slogPrinter) Println(v ...any) { p.s.log.Error("metrics", "err", v) }
