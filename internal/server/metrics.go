@@ -37,8 +37,8 @@ type serverMetrics struct {
 func newServerMetrics(s *Server) *serverMetrics {
 	reg := prometheus.NewRegistry()
 	f := promauto{reg}
-	counts := prometheus.ExponentialBuckets(1, 4, 10)        // 1 .. 262144
-	sizes := prometheus.ExponentialBuckets(1024, 4, 9)       // 1 KiB .. 64 MiB
+	counts := prometheus.ExponentialBuckets(1, 4, 10)         // 1 .. 262144
+	sizes := prometheus.ExponentialBuckets(1024, 4, 9)        // 1 KiB .. 64 MiB
 	seconds := prometheus.ExponentialBuckets(0.0001, 2.5, 14) // 100µs .. ~15s
 	m := &serverMetrics{
 		reg:           reg,
