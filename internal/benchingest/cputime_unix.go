@@ -1,0 +1,18 @@
+//go:build unix
+
+package benchingest
+
+import (
+	"syscall"
+	"time"
+)
+
+// processCPU returns the user plus system CPU time this process has used,
+// or -1 if it cannot tell.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return -1
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
