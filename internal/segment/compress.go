@@ -152,7 +152,7 @@ func (c *compressor) compress(name string) (err error) {
 		}
 	}()
 	if c.enc == nil {
-		if c.enc, err = zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1)); err != nil {
+		if c.enc, err = zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedFastest)); err != nil {
 			return err
 		}
 		c.buf = make([]byte, compressChunk)
