@@ -14,6 +14,8 @@
 package benchingest
 
 import (
+	"github.com/spate-io/spate/internal/latency"
+
 	"context"
 	"errors"
 	"fmt"
@@ -298,7 +300,7 @@ func merge(res *Result, stats []clientStats) {
 		}
 		lat = append(lat, s.lat...)
 	}
-	res.LatencyMS = latencyPctl(lat)
+	res.LatencyMS = latency.Summarize(lat)
 	if res.Requests > 0 {
 		res.ThrottleRate = float64(res.Throttled) / float64(res.Requests)
 	}

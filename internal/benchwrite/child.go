@@ -1,6 +1,8 @@
 package benchwrite
 
 import (
+	"github.com/spate-io/spate/internal/latency"
+
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -93,7 +95,7 @@ func RunChild(ctx context.Context, spec ChildSpec, w io.Writer) error {
 		Syscalls: st.Syscalls, Grow: st.Grow,
 		PeakRSSMB: maxRSSMB(), BaseRSSMB: base,
 	}
-	res.BatchMS = percentiles(st.Batches)
+	res.BatchMS = latency.Summarize(st.Batches)
 	if res.SHA256, err = verify(f, recs); err != nil {
 		return fmt.Errorf("%s writer, fsync %s: %w", spec.Writer, spec.Sync, err)
 	}

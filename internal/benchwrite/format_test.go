@@ -27,7 +27,7 @@ func sampleReport(repeat int) *Report {
 		for _, w := range Writers {
 			v := rates[m][w]
 			r := Row{Writer: w, Sync: m, Runs: repeat, RecordsPerSec: v, MBps: v * 100 / 1e6, VsWrite: v / rates[m][WriteRow],
-				BatchMS: Pctl{0.1, 0.2, 0.3, 0.4}, Syscalls: Syscalls{Write: 100}, SyscallsTotal: 100, SyscallsPerMB: 1.5,
+				BatchMS: Pctl{P50: 0.1, P95: 0.2, P99: 0.3, Max: 0.4}, Syscalls: Syscalls{Write: 100}, SyscallsTotal: 100, SyscallsPerMB: 1.5,
 				PeakRSSMB: 80, BaseRSSMB: 75, SHA256: "ab"}
 			for i := range repeat {
 				r.RecordsPerSecRuns = append(r.RecordsPerSecRuns, v*(0.9+0.1*float64(i)))

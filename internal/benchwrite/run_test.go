@@ -58,7 +58,7 @@ func TestChildSpecJSONRoundTrip(t *testing.T) {
 		t.Fatalf("round trip: %+v, %v; want %+v", back, err, spec)
 	}
 	res := ChildResult{Writer: Mmap, Sync: SyncEnd, Records: 3, Bytes: 300, WallNS: 5, Batches: 1,
-		BatchMS: Pctl{1, 2, 3, 4}, Syscalls: Syscalls{Fallocate: 1, Mmap: 1, Munmap: 1, Ftruncate: 1, Fdatasync: 1},
+		BatchMS: Pctl{P50: 1, P95: 2, P99: 3, Max: 4}, Syscalls: Syscalls{Fallocate: 1, Mmap: 1, Munmap: 1, Ftruncate: 1, Fdatasync: 1},
 		Grow: "fallocate", PeakRSSMB: 9, BaseRSSMB: 8, Verified: true, SHA256: "ab"}
 	b, _ = json.Marshal(res)
 	var resBack ChildResult
