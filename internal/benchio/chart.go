@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/spate-io/spate/internal/barchart"
+	"github.com/spate-io/spate/internal/benchenv"
 )
 
 // Chart geometry. The height grows with the number of rows so that row labels
@@ -118,7 +119,7 @@ func drawChartHeader(c draw.Canvas, rep *Report, colors map[string]color.RGBA) {
 	for _, f := range rep.Files {
 		size += f.Size
 	}
-	title := "spate bench io — " + humanBytes(size)
+	title := "spate bench io — " + benchenv.HumanBytes(size)
 	if len(rep.Files) > 1 {
 		title += " in " + strconv.Itoa(len(rep.Files)) + " files"
 	}

@@ -146,21 +146,6 @@ func TestWriteChart_MissingDir(t *testing.T) {
 	}
 }
 
-func TestHumanBytes(t *testing.T) {
-	f := func(n int64, want string) {
-		t.Helper()
-		if got := humanBytes(n); got != want {
-			t.Fatalf("humanBytes(%d) = %q; want %q", n, got, want)
-		}
-	}
-	f(0, "0 B")
-	f(1023, "1023 B")
-	f(1024, "1.0 KiB")
-	f(1536, "1.5 KiB")
-	f(2<<30, "2.0 GiB")
-	f(5<<40, "5.0 TiB")
-}
-
 // assertNoChartTemp fails if dir holds a leftover temporary chart file.
 func assertNoChartTemp(t *testing.T, dir string) {
 	t.Helper()

@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/spate-io/spate/internal/benchenv"
 )
 
 // WriteJSON writes the report as indented JSON.
@@ -19,7 +21,7 @@ func WriteJSON(w io.Writer, rep *Report) error {
 func header(rep *Report) string {
 	var files []string
 	for _, f := range rep.Files {
-		files = append(files, fmt.Sprintf("%s (%s)", f.Path, humanBytes(f.Size)))
+		files = append(files, fmt.Sprintf("%s (%s)", f.Path, benchenv.HumanBytes(f.Size)))
 	}
 	m := rep.Machine
 	gogc := ""
@@ -28,7 +30,7 @@ func header(rep *Report) string {
 	}
 	return fmt.Sprintf("spate bench io: %s; work=%s, %d rounds each%s\nmachine: %d CPUs %s, %s RAM, %s/%s kernel %s, %s",
 		strings.Join(files, ", "), rep.Work, rep.Repeat, gogc,
-		m.CPUs, m.CPUModel, humanBytes(m.MemTotal), m.OS, m.Arch, m.Kernel, m.GoVersion)
+		m.CPUs, m.CPUModel, benchenv.HumanBytes(m.MemTotal), m.OS, m.Arch, m.Kernel, m.GoVersion)
 }
 
 var columns = []string{"strategy", "GB/s", "P95 ms", "peak RSS MB", "workers", "GB/s min–max", "P50 ms", "P99 ms", "major flt", "minor flt", "disk MB", "user s", "sys s", "cached before"}

@@ -6,6 +6,8 @@ package benchio
 import (
 	"strconv"
 	"time"
+
+	"github.com/spate-io/spate/internal/benchenv"
 )
 
 // Ceiling names the reference row: a raw bytes.Count over the whole file
@@ -37,16 +39,8 @@ type Report struct {
 	ElapsedSec float64   `json:"elapsed_sec"`
 }
 
-// Machine describes where the benchmark ran.
-type Machine struct {
-	OS        string `json:"os"`
-	Arch      string `json:"arch"`
-	CPUs      int    `json:"cpus"`
-	CPUModel  string `json:"cpu_model,omitempty"`
-	MemTotal  int64  `json:"mem_total_bytes,omitempty"`
-	Kernel    string `json:"kernel,omitempty"`
-	GoVersion string `json:"go_version"`
-}
+// Machine describes the machine the report was measured on.
+type Machine = benchenv.Machine
 
 // File is one benchmarked input.
 type File struct {

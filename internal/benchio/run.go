@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/spate-io/spate/internal/benchenv"
 	"github.com/spate-io/spate/internal/fileread"
 	"github.com/spate-io/spate/internal/gen"
 )
@@ -121,7 +122,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := cfg.setDefaults(); err != nil {
 		return nil, err
 	}
-	rep := &Report{Machine: describeMachine(), Repeat: cfg.Repeat, GOGC: cfg.GOGC, Work: cfg.Work, Started: time.Now()}
+	rep := &Report{Machine: benchenv.Describe(), Repeat: cfg.Repeat, GOGC: cfg.GOGC, Work: cfg.Work, Started: time.Now()}
 
 	files := cfg.Files
 	if len(files) == 0 {
@@ -275,7 +276,7 @@ func makeSample(ctx context.Context, cfg Config) (string, func(), error) {
 	cleanup := func() { os.RemoveAll(dir) }
 	p := filepath.Join(dir, "sample.ndjson")
 	if cfg.Progress != nil {
-		fmt.Fprintf(cfg.Progress, "generating a %s sample (seed %d) in %s\n", humanBytes(cfg.Size), cfg.Seed, dir)
+		fmt.Fprintf(cfg.Progress, "generating a %s sample (seed %d) in %s\n", benchenv.HumanBytes(cfg.Size), cfg.Seed, dir)
 	}
 	if _, err := gen.WriteFile(ctx, p, gen.Config{Seed: cfg.Seed, Size: cfg.Size}); err != nil {
 		cleanup()
@@ -339,41 +340,4 @@ func pctl(sorted []int64, q float64) float64 {
 	i := int(q*float64(len(sorted))+0.5) - 1
 	i = max(0, min(i, len(sorted)-1))
 	return float64(sorted[i]) / 1e6
-}
-
-// describeMachine reads what it can about this machine.
-func describeMachine() Machine {
-	m := Machine{OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU(), GoVersion: runtime.Version()}
-	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		for _, line := range strings.Split(string(b), "\n") {
-			if v, ok := strings.CutPrefix(line, "model name"); ok {
-				m.CPUModel = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), ":"))
-				break
-			}
-		}
-	}
-	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
-		var kb int64
-		if _, err := fmt.Sscanf(string(b), "MemTotal: %d kB", &kb); err == nil {
-			m.MemTotal = kb * 1024
-		}
-	}
-	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
-		m.Kernel = strings.TrimSpace(string(b))
-	}
-	return m
-}
-
-// humanBytes prints n with a binary unit and one decimal: "2.0 GiB".
-func humanBytes(n int64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
-	f, i := float64(n), 0
-	for f >= 1024 && i < len(units)-1 {
-		f /= 1024
-		i++
-	}
-	if i == 0 {
-		return fmt.Sprintf("%d B", n)
-	}
-	return fmt.Sprintf("%.1f %s", f, units[i])
 }

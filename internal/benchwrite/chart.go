@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/spate-io/spate/internal/barchart"
+	"github.com/spate-io/spate/internal/benchenv"
 )
 
 // Chart geometry, after internal/benchio/chart.go: one panel per fsync
@@ -120,7 +121,7 @@ func drawChart(dc draw.Canvas, rep *Report, writers []string) {
 
 // drawChartHeader draws the overall title and a subtitle with the setup.
 func drawChartHeader(c draw.Canvas, rep *Report) {
-	title := fmt.Sprintf("spate bench write — %s of %d-byte records, batches of %d", humanBytes(rep.Bytes), rep.RecordSize, rep.Batch)
+	title := fmt.Sprintf("spate bench write — %s of %d-byte records, batches of %d", benchenv.HumanBytes(rep.Bytes), rep.RecordSize, rep.Batch)
 	m := rep.Machine
 	sub := fmt.Sprintf("%s (%s), %d CPUs", rep.Dir, rep.FSType, m.CPUs)
 	if m.CPUModel != "" {

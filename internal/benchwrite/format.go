@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/spate-io/spate/internal/benchenv"
 )
 
 // WriteJSON writes the report as indented JSON.
@@ -20,13 +22,13 @@ func header(rep *Report) string {
 	m := rep.Machine
 	free := "free space unknown"
 	if rep.FreeBytes >= 0 {
-		free = humanBytes(rep.FreeBytes) + " free"
+		free = benchenv.HumanBytes(rep.FreeBytes) + " free"
 	}
 	return fmt.Sprintf("spate bench write: %s per run = %d records of %d B, batches of %d records, median of %d run(s) per row\n"+
 		"dir: %s (%s, %s)\nmachine: %d CPUs %s, %s RAM, %s/%s kernel %s, %s",
-		humanBytes(rep.Bytes), rep.Records, rep.RecordSize, rep.Batch, rep.Repeat,
+		benchenv.HumanBytes(rep.Bytes), rep.Records, rep.RecordSize, rep.Batch, rep.Repeat,
 		rep.Dir, rep.FSType, free,
-		m.CPUs, m.CPUModel, humanBytes(m.MemTotal), m.OS, m.Arch, m.Kernel, m.GoVersion)
+		m.CPUs, m.CPUModel, benchenv.HumanBytes(m.MemTotal), m.OS, m.Arch, m.Kernel, m.GoVersion)
 }
 
 // syncs returns the report's fsync modes in row order.

@@ -6,7 +6,11 @@
 // or duplicates a record fails. It powers `spate bench write`.
 package benchwrite
 
-import "time"
+import (
+	"time"
+
+	"github.com/spate-io/spate/internal/benchenv"
+)
 
 // Report is the result of a benchmark: one Row per writer and fsync mode.
 type Report struct {
@@ -25,16 +29,8 @@ type Report struct {
 	Note       string    `json:"note,omitempty"` // caveats for this file system
 }
 
-// Machine describes where the benchmark ran.
-type Machine struct {
-	OS        string `json:"os"`
-	Arch      string `json:"arch"`
-	CPUs      int    `json:"cpus"`
-	CPUModel  string `json:"cpu_model,omitempty"`
-	MemTotal  int64  `json:"mem_total_bytes,omitempty"`
-	Kernel    string `json:"kernel,omitempty"`
-	GoVersion string `json:"go_version"`
-}
+// Machine describes the machine the report was measured on.
+type Machine = benchenv.Machine
 
 // Row is one writer with one fsync mode: its median run (by records/s),
 // with the spread of all runs.

@@ -11,10 +11,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/spate-io/spate/internal/benchenv"
 )
 
 // Config says what to benchmark. Zero values mean the defaults noted.
@@ -125,18 +126,18 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	size := records * int64(cfg.RecordSize)
 	if free >= 0 && needBytes(size) > free {
 		return nil, fmt.Errorf("%w in %s (%s): a run writes a %s file (%s with the mmap writer's preallocation), %s available; use a smaller --size or another --dir",
-			ErrNoSpace, cfg.Dir, fsType, humanBytes(size), humanBytes(needBytes(size)), humanBytes(free))
+			ErrNoSpace, cfg.Dir, fsType, benchenv.HumanBytes(size), benchenv.HumanBytes(needBytes(size)), benchenv.HumanBytes(free))
 	}
 	if avail := memAvailable(); avail > 0 && size > avail*9/10 {
-		return nil, fmt.Errorf("a run holds its %s of records in memory and %s is available: use a smaller --size", humanBytes(size), humanBytes(avail))
+		return nil, fmt.Errorf("a run holds its %s of records in memory and %s is available: use a smaller --size", benchenv.HumanBytes(size), benchenv.HumanBytes(avail))
 	}
 	rep := &Report{
-		Machine: describeMachine(), Dir: cfg.Dir, FSType: fsType, FreeBytes: free,
+		Machine: benchenv.Describe(), Dir: cfg.Dir, FSType: fsType, FreeBytes: free,
 		Records: records, RecordSize: cfg.RecordSize, Bytes: size, Batch: cfg.Batch, Repeat: cfg.Repeat,
 		Started: time.Now(), Note: fsNote(fsType),
 	}
 	if cfg.Progress != nil {
-		fmt.Fprintf(cfg.Progress, "writing %s (%d records of %d B) per run in %s (%s)\n", humanBytes(size), records, cfg.RecordSize, cfg.Dir, fsType)
+		fmt.Fprintf(cfg.Progress, "writing %s (%d records of %d B) per run in %s (%s)\n", benchenv.HumanBytes(size), records, cfg.RecordSize, cfg.Dir, fsType)
 	}
 
 	var keys []rowKey
@@ -271,29 +272,6 @@ func fsNote(fsType string) string {
 	return ""
 }
 
-// describeMachine reads what it can about this machine.
-func describeMachine() Machine {
-	m := Machine{OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU(), GoVersion: runtime.Version()}
-	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		for _, line := range strings.Split(string(b), "\n") {
-			if v, ok := strings.CutPrefix(line, "model name"); ok {
-				m.CPUModel = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), ":"))
-				break
-			}
-		}
-	}
-	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
-		var kb int64
-		if _, err := fmt.Sscanf(string(b), "MemTotal: %d kB", &kb); err == nil {
-			m.MemTotal = kb * 1024
-		}
-	}
-	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
-		m.Kernel = strings.TrimSpace(string(b))
-	}
-	return m
-}
-
 // memAvailable returns MemAvailable from /proc/meminfo in bytes, or 0
 // where it is not known.
 func memAvailable() int64 {
@@ -310,18 +288,4 @@ func memAvailable() int64 {
 		}
 	}
 	return 0
-}
-
-// humanBytes prints n with a binary unit and one decimal: "64.0 MiB".
-func humanBytes(n int64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
-	f, i := float64(n), 0
-	for f >= 1024 && i < len(units)-1 {
-		f /= 1024
-		i++
-	}
-	if i == 0 {
-		return fmt.Sprintf("%d B", n)
-	}
-	return fmt.Sprintf("%.1f %s", f, units[i])
 }
