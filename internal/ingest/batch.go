@@ -19,8 +19,7 @@ type Batch struct {
 	Bytes  int64   // bytes added
 }
 
-// Add copies line (ending in '\n') into the group of the day of ts (Unix
-// ns).
+// Add copies line and a '\n' into the group of the day of ts (Unix ns).
 func (b *Batch) Add(line []byte, ts int64) {
 	day := ts / nsPerDay
 	if ts < 0 && ts%nsPerDay != 0 {
@@ -45,9 +44,9 @@ func (b *Batch) Add(line []byte, ts int64) {
 		b.groups[g].Day = segment.DayOf(time.Unix(0, day*nsPerDay))
 		b.groups[g].Lines = b.groups[g].Lines[:0]
 	}
-	b.groups[g].Lines = append(b.groups[g].Lines, line...)
+	b.groups[g].Lines = append(append(b.groups[g].Lines, line...), '\n')
 	b.Lines++
-	b.Bytes += int64(len(line))
+	b.Bytes += int64(len(line)) + 1
 }
 
 // Groups returns the groups to append; valid until the next Add or Reset.

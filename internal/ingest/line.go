@@ -64,11 +64,12 @@ func (e *BadLineError) Error() string {
 }
 
 // Process checks line (without its '\n'; a trailing '\r' is dropped) and
-// returns the line to store, ending in '\n', and its time in Unix
-// nanoseconds; now is the time for lines without one. The returned slice is
-// owned by the Processor and valid until the next call. A bad line returns
-// a *BadLineError. Cost: one validating walk of the line (two with
-// Rewrites); no allocation once warm.
+// returns the line to store, without its '\n' (Batch.Add adds it), and its
+// time in Unix nanoseconds; now is the time for lines without one. The
+// returned slice is line itself when the line is stored as received (no
+// copy), else owned by the Processor; either way it is valid until the next
+// call or until line changes. A bad line returns a *BadLineError. Cost: one
+// validating walk of the line (two with Rewrites); no allocation once warm.
 func (pr *Processor) Process(line []byte, now int64) ([]byte, int64, error) {
 	line = bytes.TrimSuffix(line, []byte{'\r'})
 	ts, timeKey, err := pr.scan(line, now)
@@ -78,23 +79,20 @@ func (pr *Processor) Process(line []byte, now int64) ([]byte, int64, error) {
 	if pr.rewrite {
 		return pr.rebuild(line, ts, timeKey), ts, nil
 	}
-	out := pr.out[:0]
 	if timeKey >= 0 {
 		// Fast path: stored as received.
-		out = append(out, line...)
-	} else {
-		// No time field: _time becomes the first field.
-		i := bytes.IndexByte(line, '{') // the walk found an object
-		out = append(out, line[:i+1]...)
-		out = append(out, `"_time":"`...)
-		out = query.AppendTimestamp(out, ts)
-		out = append(out, '"')
-		if rest := bytes.TrimLeft(line[i+1:], " \t\r\n"); len(rest) == 0 || rest[0] != '}' {
-			out = append(out, ',')
-		}
-		out = append(out, line[i+1:]...)
+		return line, ts, nil
 	}
-	out = append(out, '\n')
+	// No time field: _time becomes the first field.
+	i := bytes.IndexByte(line, '{') // the walk found an object
+	out := append(pr.out[:0], line[:i+1]...)
+	out = append(out, `"_time":"`...)
+	out = query.AppendTimestamp(out, ts)
+	out = append(out, '"')
+	if rest := bytes.TrimLeft(line[i+1:], " \t\r\n"); len(rest) == 0 || rest[0] != '}' {
+		out = append(out, ',')
+	}
+	out = append(out, line[i+1:]...)
 	pr.out = out
 	return out, ts, nil
 }
@@ -235,7 +233,7 @@ func (pr *Processor) rebuild(line []byte, ts int64, timeKey int) []byte {
 		out = append(out, ':')
 		out = ndjson.AppendQuoted(out, f.Value)
 	}
-	out = append(out, '}', '\n')
+	out = append(out, '}')
 	pr.out = out
 	return out
 }

@@ -19,8 +19,8 @@ func TestProcessKeep(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Process(%q): %v", line, err)
 		}
-		if string(out) != want+"\n" {
-			t.Fatalf("Process(%q) = %q, want %q", line, out, want+"\n")
+		if string(out) != want {
+			t.Fatalf("Process(%q) = %q, want %q", line, out, want)
 		}
 		if ts != wantTS.UnixNano() {
 			t.Fatalf("Process(%q) time = %v, want %v", line, time.Unix(0, ts).UTC(), wantTS)
@@ -84,7 +84,7 @@ func TestProcessRewrite(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Process(%q): %v", line, err)
 		}
-		if string(out) != want+"\n" {
+		if string(out) != want {
 			t.Fatalf("%s: Process(%q) =\n%s\nwant\n%s", query, line, out, want)
 		}
 		if !json.Valid(out) {
@@ -141,10 +141,10 @@ func TestBatchDays(t *testing.T) {
 	d1 := time.Date(2026, 1, 2, 23, 59, 59, 0, time.UTC).UnixNano()
 	d2 := time.Date(2026, 1, 3, 0, 0, 0, 0, time.UTC).UnixNano()
 	old := time.Date(1969, 12, 31, 12, 0, 0, 0, time.UTC).UnixNano()
-	b.Add([]byte("a\n"), d1)
-	b.Add([]byte("b\n"), d2)
-	b.Add([]byte("c\n"), d1)
-	b.Add([]byte("d\n"), old)
+	b.Add([]byte("a"), d1)
+	b.Add([]byte("b"), d2)
+	b.Add([]byte("c"), d1)
+	b.Add([]byte("d"), old)
 	g := b.Groups()
 	if len(g) != 3 || g[0].Day != "2026-01-02" || string(g[0].Lines) != "a\nc\n" ||
 		g[1].Day != "2026-01-03" || string(g[1].Lines) != "b\n" || g[2].Day != "1969-12-31" {
@@ -154,7 +154,7 @@ func TestBatchDays(t *testing.T) {
 		t.Fatalf("Lines %d Bytes %d", b.Lines, b.Bytes)
 	}
 	b.Reset()
-	b.Add([]byte("e\n"), d2)
+	b.Add([]byte("e"), d2)
 	if g := b.Groups(); len(g) != 1 || g[0].Day != "2026-01-03" || string(g[0].Lines) != "e\n" {
 		t.Fatalf("after Reset: %+v", g)
 	}
