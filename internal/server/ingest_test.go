@@ -282,3 +282,15 @@ func TestHealthAndMetrics(t *testing.T) {
 		t.Fatalf("ingest after Close: %d", r.code)
 	}
 }
+
+// TestIngestDebug: debug=1 checks and reports the lines but stores none.
+func TestIngestDebug(t *testing.T) {
+	s, ts := newTestServer(t, Config{})
+	r := post(t, ts.URL+"/insert/jsonline?debug=1", []byte(`{"a":1}`+"\nbad\n"))
+	if r.code != 200 || !r.rep.Debug || r.rep.Accepted != 1 || r.rep.Rejected != 1 {
+		t.Fatalf("debug: %d %+v", r.code, r.rep)
+	}
+	if got := storedLines(t, s); len(got) != 0 {
+		t.Fatalf("debug stored %q", got)
+	}
+}
