@@ -91,6 +91,8 @@ var diffQueries = []struct {
 	{q: `* | stats by (_time:1m offset 30s, level) count() n`},
 	{q: `* | stats count() if (level:error) e, count() if (status:>=500) f, count() n`},
 	{q: `* | stats by (path) sum(bytes) s | sort by (s desc, path) | limit 10`, ordered: true},
+	{q: `* | stats by (path) count() n, sum(bytes) b, avg(latency_ms) a, count_empty(user_id) e | sort by (n desc, path) | limit 20`, ordered: true},
+	{q: `* | stats by (user_id, status) count() n, sum_len(path) l | filter n:>1 | stats count() groups, sum(l) l`},
 	{q: `* | top 5 by (service)`, ordered: false},
 	{q: `* | top 3 by (level, method) rank`},
 	{q: `* | uniq by (level) with hits`},
@@ -163,16 +165,21 @@ func TestDifferential(t *testing.T) {
 			t.Errorf("%s: naive: %v", dq.q, err)
 			continue
 		}
-		for _, workers := range []int{1, 2 + r.IntN(3)} {
+		for i, workers := range []int{1, 2 + r.IntN(3), 1 + r.IntN(4)} {
 			cfg := fileread.Config{Workers: workers, ChunkSize: 1<<10 + r.IntN(256<<10), Strategy: strategies[r.IntN(len(strategies))]}
-			got, _, err := runEngine(t, dq.q, path, cfg, query.Options{})
+			var opts query.Options
+			if i == 2 {
+				// Stats groups spill to temp files after a few KiB.
+				opts.GroupMemory, opts.TempDir = 1+r.Int64N(64<<10), t.TempDir()
+			}
+			got, _, err := runEngine(t, dq.q, path, cfg, opts)
 			if err != nil {
-				t.Errorf("%s (workers=%d %s chunk=%d): %v", dq.q, workers, cfg.Strategy, cfg.ChunkSize, err)
+				t.Errorf("%s (workers=%d %s chunk=%d group-memory=%d): %v", dq.q, workers, cfg.Strategy, cfg.ChunkSize, opts.GroupMemory, err)
 				continue
 			}
 			c := conformance.Case{ID: dq.q, Query: dq.q, Ordered: dq.ordered, Expected: want, Approx: &floatTolerance}
 			if err := conformance.Compare(c, got); err != nil {
-				t.Errorf("%s (workers=%d %s chunk=%d): engine and naive differ: %v", dq.q, workers, cfg.Strategy, cfg.ChunkSize, err)
+				t.Errorf("%s (workers=%d %s chunk=%d group-memory=%d): engine and naive differ: %v", dq.q, workers, cfg.Strategy, cfg.ChunkSize, opts.GroupMemory, err)
 			}
 		}
 	}

@@ -42,6 +42,9 @@ type Stats struct {
 	Approximate []string
 	// Stopped says the scan ended early because a limit was reached.
 	Stopped bool
+	// Spilled is the bytes of partial stats groups written to temp files
+	// because they passed Options.GroupMemory.
+	Spilled int64
 }
 
 // errStop is returned by a processor that needs no more rows (a limit was
@@ -70,8 +73,10 @@ func Run(ctx context.Context, q *Query, inputs []string, cfg fileread.Config, op
 	if err == nil {
 		err = e.finish()
 	}
+	e.release()
 	st.Stopped = e.stopped.Load()
 	st.Approximate = e.approx()
+	st.Spilled = p.spilled.Load()
 	st.Duration = time.Since(start)
 	return st, err
 }
@@ -103,7 +108,7 @@ type workerState struct {
 // merged into the first and it is flushed.
 type mergeable interface {
 	processor
-	merge(other processor)
+	merge(other processor) error
 }
 
 func newExecutor(p *plan, cfg fileread.Config, sink Sink) (*executor, error) {
@@ -149,6 +154,10 @@ func newExecutor(p *plan, cfg fileread.Config, sink Sink) (*executor, error) {
 			m, ok := bp.(mergeable)
 			if !ok {
 				return nil, fmt.Errorf("BUG: barrier %T is not mergeable", bp)
+			}
+			if sp, ok := m.(*statsProc); ok && sp.budget > 0 {
+				// The workers share the group memory.
+				sp.budget = max(sp.budget/int64(n), 1)
 			}
 			w.barrier = m
 			tail = m
@@ -400,14 +409,27 @@ func (e *executor) finish() error {
 	} else {
 		first := e.workers[0].barrier
 		for _, w := range e.workers[1:] {
-			first.merge(w.barrier)
+			if err = first.merge(w.barrier); err != nil {
+				break
+			}
 		}
-		err = first.flush()
+		if err == nil {
+			err = first.flush()
+		}
 	}
 	if errors.Is(err, errStop) {
 		return nil
 	}
 	return err
+}
+
+// release frees what the run holds outside the heap (stats spill files).
+func (e *executor) release() {
+	for _, w := range e.workers {
+		if sp, ok := w.barrier.(*statsProc); ok {
+			sp.release()
+		}
+	}
 }
 
 func (e *executor) approx() []string {

@@ -79,9 +79,10 @@ func (p *sortProc) sortRows() {
 	slices.SortStableFunc(p.rows, p.compare)
 }
 
-func (p *sortProc) merge(o processor) {
+func (p *sortProc) merge(o processor) error {
 	p.rows = append(p.rows, o.(*sortProc).rows...)
 	p.worst = nil
+	return nil
 }
 
 func (p *sortProc) flush() error {

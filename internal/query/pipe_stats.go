@@ -27,10 +27,18 @@ type statsProc struct {
 	cols  []statsColumn
 	tab   groupTable
 	key   []byte
+	out   Row // emit's reused row
 	next  processor
 	// count is added by the count-only fast path, which never builds rows.
 	count int64
 	mem   *memTracker
+
+	// budget is the memory s's groups may hold before they spill to a
+	// temp file (0: never); set only when every column can spill. See
+	// pipe_stats_spill.go.
+	budget    int64
+	nextCheck int
+	spill     *spillState
 }
 
 // statsFuncSpec is a compiled stats function.
@@ -69,6 +77,9 @@ func newStatsProc(p *plan, st *PipeStats, next processor) (processor, error) {
 		sp.funcs = append(sp.funcs, spec)
 		sp.cols = append(sp.cols, col)
 	}
+	if sp.canSpill() {
+		sp.budget = p.opts.GroupMemory
+	}
 	return sp, nil
 }
 
@@ -83,7 +94,7 @@ func (s *statsProc) push(r *Row) error {
 		}
 		s.cols[i].update(g, r)
 	}
-	return nil
+	return s.maybeSpill()
 }
 
 // group finds or creates r's group and returns its index.
@@ -195,9 +206,19 @@ func floorDiv(a, b int64) int64 {
 	return q
 }
 
-func (s *statsProc) merge(o processor) {
+func (s *statsProc) merge(o processor) error {
 	os := o.(*statsProc)
 	s.count += os.count
+	if os.spill != nil {
+		// The other worker spilled: its remaining groups follow its runs.
+		if err := os.spillTable(); err != nil {
+			return err
+		}
+		if s.spill == nil {
+			s.spill = &spillState{}
+		}
+		s.spill.adopt(os.spill)
+	}
 	for og := 0; og < os.tab.len(); og++ {
 		g, added := s.tab.findOrAdd(os.tab.key(og))
 		if added {
@@ -208,9 +229,13 @@ func (s *statsProc) merge(o processor) {
 		for i, c := range s.cols {
 			c.merge(g, os.cols[i], og)
 		}
+		if err := s.maybeSpill(); err != nil {
+			return err
+		}
 	}
 	os.tab = groupTable{}
 	os.cols = nil
+	return nil
 }
 
 func (s *statsProc) approximations() []string { return s.mem.approximations() }
@@ -225,24 +250,35 @@ func (s *statsProc) flush() error {
 		}
 		s.count = 0
 	}
-	var out Row
-	emit := func(g int, by []string) error {
-		out.Reset()
-		for i, b := range s.st.By {
-			out.Set(b.Name, by[i])
-		}
-		for i, f := range s.funcs {
-			out.Set(f.f.Result, s.cols[i].result(g))
-		}
-		return s.next.push(&out)
+	if s.spill != nil {
+		return s.flushSpilled()
 	}
+	return s.flushTable()
+}
+
+// emit sends group g, whose by-values are by, down the pipeline.
+func (s *statsProc) emit(g int, by []string) error {
+	out := &s.out
+	out.Reset()
+	for i, b := range s.st.By {
+		out.Set(b.Name, by[i])
+	}
+	for i, f := range s.funcs {
+		out.Set(f.f.Result, s.cols[i].result(g))
+	}
+	return s.next.push(out)
+}
+
+// flushTable emits the groups of s's table: sorted by their by-values when
+// there are few, else in table order.
+func (s *statsProc) flushTable() error {
 	if s.tab.len() > maxSortedGroups {
 		// Many groups: emit in table order, decoding each key into a reused
 		// slice (its strings alias the table, which no longer changes).
 		var by []string
 		for g := 0; g < s.tab.len(); g++ {
 			by = decodeKeyAlias(by[:0], s.tab.key(g))
-			if err := emit(g, by); err != nil {
+			if err := s.emit(g, by); err != nil {
 				if err == errStop {
 					break
 				}
@@ -268,7 +304,7 @@ func (s *statsProc) flush() error {
 		return 0
 	})
 	for _, g := range groups {
-		if err := emit(g.g, g.by); err != nil {
+		if err := s.emit(g.g, g.by); err != nil {
 			if err == errStop {
 				break
 			}

@@ -92,8 +92,8 @@ func newTopProc(p *PipeTop, next processor) *topProc {
 	return &topProc{p: p, h: newHitCounter(p.By), next: next}
 }
 
-func (t *topProc) push(r *Row) error { t.h.add(r); return nil }
-func (t *topProc) merge(o processor) { t.h.merge(&o.(*topProc).h) }
+func (t *topProc) push(r *Row) error       { t.h.add(r); return nil }
+func (t *topProc) merge(o processor) error { t.h.merge(&o.(*topProc).h); return nil }
 func (t *topProc) flush() error {
 	n := t.p.N
 	if n <= 0 {
@@ -148,7 +148,7 @@ func (u *uniqProc) push(r *Row) error {
 	}
 	return nil
 }
-func (u *uniqProc) merge(o processor) { u.h.merge(&o.(*uniqProc).h) }
+func (u *uniqProc) merge(o processor) error { u.h.merge(&o.(*uniqProc).h); return nil }
 func (u *uniqProc) flush() error {
 	var out Row
 	for i, g := range u.h.sorted(false) {
@@ -183,8 +183,8 @@ func newFieldValuesProc(p *PipeFieldValues, next processor) *fieldValuesProc {
 	return &fieldValuesProc{p: p, h: newHitCounter([]string{p.Field}), next: next}
 }
 
-func (f *fieldValuesProc) push(r *Row) error { f.h.add(r); return nil }
-func (f *fieldValuesProc) merge(o processor) { f.h.merge(&o.(*fieldValuesProc).h) }
+func (f *fieldValuesProc) push(r *Row) error       { f.h.add(r); return nil }
+func (f *fieldValuesProc) merge(o processor) error { f.h.merge(&o.(*fieldValuesProc).h); return nil }
 func (f *fieldValuesProc) flush() error {
 	var out Row
 	for i, g := range f.h.sorted(true) {
@@ -238,7 +238,7 @@ func (f *fieldNamesProc) push(r *Row) error {
 	return nil
 }
 
-func (f *fieldNamesProc) merge(o processor) {
+func (f *fieldNamesProc) merge(o processor) error {
 	of := o.(*fieldNamesProc)
 	f.rows += of.rows
 	for k, v := range of.names {
@@ -248,6 +248,7 @@ func (f *fieldNamesProc) merge(o processor) {
 			f.names[k] = v
 		}
 	}
+	return nil
 }
 
 func (f *fieldNamesProc) flush() error {
@@ -362,7 +363,7 @@ func (f *facetsProc) push(r *Row) error {
 	return nil
 }
 
-func (f *facetsProc) merge(o processor) {
+func (f *facetsProc) merge(o processor) error {
 	of := o.(*facetsProc)
 	f.rows += of.rows
 	for name, off := range of.fields {
@@ -390,6 +391,7 @@ func (f *facetsProc) merge(o processor) {
 			ff.vals = nil
 		}
 	}
+	return nil
 }
 
 func (f *facetsProc) flush() error {

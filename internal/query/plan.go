@@ -21,6 +21,14 @@ type Options struct {
 	// Past the cap, count_uniq and quantile switch to sketches and the
 	// result says so (Stats.Approximate).
 	MaxMemory int64
+	// GroupMemory is the memory stats groups may hold (shared by the
+	// workers) before partial results spill to temp files in TempDir;
+	// 0 means never spill. Results stay exact. Only stats pipes whose
+	// functions are all count, count_empty, rate, sum_len, sum or avg
+	// spill; others keep every group in memory.
+	GroupMemory int64
+	// TempDir is where spill files go; empty means os.TempDir().
+	TempDir string
 	// Approx asks for sketches from the start (bounded memory, approximate
 	// count_uniq and quantiles).
 	Approx bool
@@ -69,6 +77,8 @@ type plan struct {
 
 	// mem is the run-wide memory accounting of exact stats state.
 	mem *memShared
+	// spilled counts the bytes stats groups spilled to temp files.
+	spilled atomic.Int64
 
 	// rawRows says the output rows are logs whose field set no pipe fixed:
 	// they are printed with _time and _msg first, then the rest by name.

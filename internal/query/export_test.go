@@ -1,0 +1,9 @@
+package query
+
+// SetMaxSortedSpilled sets maxSortedSpilled for a test and returns a
+// function that restores it.
+func SetMaxSortedSpilled(n int64) (restore func()) {
+	old := maxSortedSpilled
+	maxSortedSpilled = n
+	return func() { maxSortedSpilled = old }
+}

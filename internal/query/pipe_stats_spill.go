@@ -1,0 +1,367 @@
+package query
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"io"
+	"math"
+	"os"
+	"slices"
+)
+
+// Spilling: external hash aggregation for stats with many groups.
+//
+// A statsProc whose group table passes its memory budget writes the table
+// out as one run of a temp file and starts an empty one, reusing the
+// table's memory. A run holds the groups' keys and partial states sorted
+// into spillParts partitions by key hash, each partition a contiguous
+// section. When the last row is in, every table still in memory is spilled
+// too, and the partitions are aggregated one at a time: a partition's
+// sections from every run are folded into one small table, whose groups go
+// down the pipeline before the next partition starts. Memory is then about
+// budget + groups/spillParts entries instead of every group of every worker,
+// and results stay exact: partial counts and sums add up the same way the
+// workers' tables merge without spilling.
+//
+// Only the flat numeric functions spill (count, count_empty, rate, sum_len,
+// sum, avg: spillColumn). A stats pipe with any other function keeps its
+// groups in memory, where --max-memory governs it.
+//
+// The temp file is unlinked as soon as it is created, so nothing is left
+// behind if the process dies; release closes it.
+
+// spillParts is the number of hash partitions of a run. The final phase
+// holds one partition's groups at a time: 2.6 million groups need about
+// 20,000 per partition.
+const spillParts = 128
+
+// maxSortedSpilled is the most spilled records that flushSpilled reads
+// back into one table to sort (a variable for tests).
+var maxSortedSpilled int64 = maxSortedGroups
+
+// spillColumn is a statsColumn whose per-group state can be written to a
+// run and folded back.
+type spillColumn interface {
+	statsColumn
+	// appendSpill appends group g's state to dst.
+	appendSpill(dst []byte, g int) []byte
+	// readSpill folds a state written by appendSpill into group g and
+	// returns the bytes after it.
+	readSpill(g int, src []byte) ([]byte, error)
+	// reset drops every group, keeping the memory.
+	reset()
+	// memBytes is the memory the column's groups use (not its spare
+	// capacity, which reset keeps for the next groups).
+	memBytes() int64
+}
+
+// spillRun is one table written out: partition p is the bytes
+// [offs[p], offs[p+1]) of f.
+type spillRun struct {
+	f    *os.File
+	offs [spillParts + 1]int64
+}
+
+// spillFile is a statsProc's temp file; runs are appended to it.
+type spillFile struct {
+	f    *os.File
+	size int64
+}
+
+// spillState is a statsProc's spilled runs and the files that hold them
+// (its own and those adopted from merged workers).
+type spillState struct {
+	runs    []*spillRun
+	files   []*os.File
+	own     *spillFile
+	records int64 // groups written, over all runs
+	buf     []byte
+	order   []uint32 // scratch: group indexes sorted by partition
+	parts   []uint8  // scratch: partition of each group
+}
+
+var errSpillFormat = errors.New("stats spill: corrupt temp file")
+
+// canSpill reports whether every column of s can spill.
+func (s *statsProc) canSpill() bool {
+	for _, c := range s.cols {
+		if _, ok := c.(spillColumn); !ok {
+			return false
+		}
+	}
+	return len(s.st.By) > 0
+}
+
+// memBytes is the memory held by s's groups: its table and columns.
+func (s *statsProc) memBytes() int64 {
+	n := s.tab.memBytes()
+	for _, c := range s.cols {
+		n += c.(spillColumn).memBytes()
+	}
+	return n
+}
+
+// maybeSpill spills s's table when it holds more than s.budget bytes. It
+// looks only every spillCheckEvery new groups, as memBytes is not free.
+func (s *statsProc) maybeSpill() error {
+	if s.budget <= 0 || s.tab.len() < s.nextCheck {
+		return nil
+	}
+	s.nextCheck = s.tab.len() + spillCheckEvery
+	if s.memBytes() <= s.budget {
+		return nil
+	}
+	return s.spillTable()
+}
+
+const spillCheckEvery = 256
+
+// spillTable writes s's groups as one run and empties the table.
+func (s *statsProc) spillTable() error {
+	n := s.tab.len()
+	if n == 0 {
+		return nil
+	}
+	sp := s.spill
+	if sp == nil {
+		sp = &spillState{}
+		s.spill = sp
+	}
+	if sp.own == nil {
+		f, err := os.CreateTemp(s.p.opts.TempDir, "spate-stats-*.spill")
+		if err != nil {
+			return fmt.Errorf("stats: spill groups to a temp file: %w", err)
+		}
+		// Unlinked at once: the data lives as long as the open file.
+		_ = os.Remove(f.Name())
+		sp.own = &spillFile{f: f}
+		sp.files = append(sp.files, f)
+	}
+	// Counting sort of the groups by partition.
+	sp.parts = slices.Grow(sp.parts[:0], n)[:n]
+	var counts [spillParts + 1]int
+	for g := range n {
+		p := spillPart(s.tab.hash(g))
+		sp.parts[g] = p
+		counts[p+1]++
+	}
+	for p := 1; p <= spillParts; p++ {
+		counts[p] += counts[p-1]
+	}
+	sp.order = slices.Grow(sp.order[:0], n)[:n]
+	next := counts
+	for g := range n {
+		p := sp.parts[g]
+		sp.order[next[p]] = uint32(g)
+		next[p]++
+	}
+	run := &spillRun{f: sp.own.f}
+	buf := sp.buf[:0]
+	pos := sp.own.size
+	flush := func() error {
+		if _, err := sp.own.f.WriteAt(buf, pos); err != nil {
+			return fmt.Errorf("stats: spill groups to a temp file: %w", err)
+		}
+		pos += int64(len(buf))
+		buf = buf[:0]
+		return nil
+	}
+	for p := 0; p < spillParts; p++ {
+		run.offs[p] = pos + int64(len(buf))
+		for _, g := range sp.order[counts[p]:counts[p+1]] {
+			k := s.tab.key(int(g))
+			buf = binary.AppendUvarint(buf, uint64(len(k)))
+			buf = append(buf, k...)
+			for _, c := range s.cols {
+				buf = c.(spillColumn).appendSpill(buf, int(g))
+			}
+			if len(buf) >= 1<<20 {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	run.offs[spillParts] = pos + int64(len(buf))
+	if err := flush(); err != nil {
+		return err
+	}
+	sp.buf = buf
+	s.p.spilled.Add(pos - sp.own.size)
+	sp.own.size = pos
+	sp.runs = append(sp.runs, run)
+	sp.records += int64(n)
+	s.tab.reset()
+	for _, c := range s.cols {
+		c.(spillColumn).reset()
+	}
+	s.nextCheck = spillCheckEvery
+	return nil
+}
+
+// spillPart is the partition of a key hash: its top bits, which the
+// table's slot index (the low bits) does not use.
+func spillPart(h uint64) uint8 { return uint8(h >> 57) }
+
+// adopt takes over o's runs and files (o is a merged worker's statsProc).
+func (sp *spillState) adopt(o *spillState) {
+	sp.runs = append(sp.runs, o.runs...)
+	sp.files = append(sp.files, o.files...)
+	sp.records += o.records
+	o.runs, o.files = nil, nil
+}
+
+// release closes s's spill files. It is safe to call more than once.
+func (s *statsProc) release() {
+	if s.spill == nil {
+		return
+	}
+	for _, f := range s.spill.files {
+		f.Close()
+	}
+	s.spill.files = nil
+	s.spill.runs = nil
+}
+
+// readPart folds partition p of every run into s's (empty) table.
+func (s *statsProc) readPart(p int) error {
+	sp := s.spill
+	for _, run := range sp.runs {
+		n := run.offs[p+1] - run.offs[p]
+		if n == 0 {
+			continue
+		}
+		if int64(cap(sp.buf)) < n {
+			sp.buf = make([]byte, n)
+		}
+		b := sp.buf[:n]
+		if _, err := run.f.ReadAt(b, run.offs[p]); err != nil {
+			if errors.Is(err, io.EOF) {
+				err = errSpillFormat
+			}
+			return fmt.Errorf("stats: read spilled groups: %w", err)
+		}
+		for len(b) > 0 {
+			kl, w := binary.Uvarint(b)
+			if w <= 0 || kl > uint64(len(b)-w) {
+				return errSpillFormat
+			}
+			k := b[w : w+int(kl)]
+			b = b[w+int(kl):]
+			g, added := s.tab.findOrAdd(k)
+			if added {
+				for _, c := range s.cols {
+					c.grow(g + 1)
+				}
+			}
+			for _, c := range s.cols {
+				var err error
+				if b, err = c.(spillColumn).readSpill(g, b); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// flushSpilled emits the groups of a spilled statsProc, one partition at a
+// time. When the runs hold few records in all, it reads them all back into
+// one table and lets flushTable emit them sorted, as without spilling.
+func (s *statsProc) flushSpilled() error {
+	defer s.release()
+	if err := s.spillTable(); err != nil {
+		return err
+	}
+	// A partition needs far fewer slots than a full table had.
+	s.tab = groupTable{}
+	if s.spill.records <= maxSortedSpilled {
+		for p := 0; p < spillParts; p++ {
+			if err := s.readPart(p); err != nil {
+				return err
+			}
+		}
+		return s.flushTable()
+	}
+	var by []string
+	for p := 0; p < spillParts; p++ {
+		s.tab.reset()
+		for _, c := range s.cols {
+			c.(spillColumn).reset()
+		}
+		if err := s.readPart(p); err != nil {
+			return err
+		}
+		for g := 0; g < s.tab.len(); g++ {
+			by = decodeKeyAlias(by[:0], s.tab.key(g))
+			if err := s.emit(g, by); err != nil {
+				if err == errStop {
+					return s.next.flush()
+				}
+				return err
+			}
+		}
+	}
+	return s.next.flush()
+}
+
+// Column spill encodings: count-like columns write a varint; sum-like
+// columns the float64 bits of the sum and a varint count.
+
+func (c *countColumn) appendSpill(dst []byte, g int) []byte {
+	return binary.AppendVarint(dst, c.n[g])
+}
+
+func (c *countColumn) readSpill(g int, src []byte) ([]byte, error) {
+	v, w := binary.Varint(src)
+	if w <= 0 {
+		return nil, errSpillFormat
+	}
+	c.n[g] += v
+	return src[w:], nil
+}
+
+func (c *countColumn) reset()          { c.n = c.n[:0] }
+func (c *countColumn) memBytes() int64 { return 8 * int64(len(c.n)) }
+
+func (c *sumColumn) appendSpill(dst []byte, g int) []byte {
+	dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(c.sum[g]))
+	return binary.AppendVarint(dst, c.n[g])
+}
+
+func (c *sumColumn) readSpill(g int, src []byte) ([]byte, error) {
+	if len(src) < 8 {
+		return nil, errSpillFormat
+	}
+	c.sum[g] += math.Float64frombits(binary.LittleEndian.Uint64(src))
+	v, w := binary.Varint(src[8:])
+	if w <= 0 {
+		return nil, errSpillFormat
+	}
+	c.n[g] += v
+	return src[8+w:], nil
+}
+
+func (c *sumColumn) reset() { c.sum, c.n = c.sum[:0], c.n[:0] }
+func (c *sumColumn) memBytes() int64 {
+	return 16 * int64(len(c.n))
+}
+
+// hash returns group g's key hash.
+func (t *groupTable) hash(g int) uint64 { return maphash.Bytes(t.seed, t.key(g)) }
+
+// reset drops every group, keeping the memory.
+func (t *groupTable) reset() {
+	t.keys = t.keys[:0]
+	t.off = t.off[:0]
+	clear(t.slots)
+}
+
+// memBytes is the memory the table's groups use: their keys, offsets and
+// the two slots each has at the index's load factor (spare capacity, which
+// reset keeps, is not counted).
+func (t *groupTable) memBytes() int64 {
+	return int64(len(t.keys)) + 24*int64(len(t.off))
+}

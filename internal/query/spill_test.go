@@ -1,0 +1,86 @@
+package query_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spate-io/spate/internal/conformance"
+	"github.com/spate-io/spate/internal/fileread"
+	"github.com/spate-io/spate/internal/query"
+)
+
+// TestStatsSpill checks that stats with more groups than GroupMemory
+// holds spill to temp files, give the same rows as without spilling (in the
+// same order when the output is sorted), leave no file behind, and that
+// functions that cannot spill keep their groups in memory.
+func TestStatsSpill(t *testing.T) {
+	path := writeGen(t, 11, 2<<20)
+	// Past 1000 spilled records, the groups are emitted partition by
+	// partition rather than sorted (100,000 outside tests).
+	defer query.SetMaxSortedSpilled(1000)()
+	cases := []struct {
+		q       string
+		mem     int64
+		spills  bool
+		ordered bool
+	}{
+		// Many groups (one per path): emitted partition by partition.
+		{q: `* | stats by (path) count() n, sum(bytes) b, avg(latency_ms) a`, mem: 32 << 10, spills: true},
+		{q: `* | stats by (path) sum(bytes) s | sort by (s desc, path) | limit 10`, mem: 32 << 10, spills: true, ordered: true},
+		// Few groups: read back into one table and sorted, as without
+		// spilling.
+		{q: `* | stats by (service, status) count() n, sum_len(_msg) l`, mem: 1, spills: true, ordered: true},
+		{q: `* | stats by (_time:1s) count() n`, mem: 1, spills: true, ordered: true},
+		// A limit after stats stops the partition loop early.
+		{q: `* | stats by (user_id) count() n | limit 3 | stats count() rows`, mem: 32 << 10, spills: true},
+		// quantile cannot spill: its groups stay in memory.
+		{q: `* | stats by (path) count() n, quantile(0.5, bytes) q`, mem: 1},
+	}
+	for _, c := range cases {
+		for _, workers := range []int{1, 3} {
+			cfg := fileread.Config{Workers: workers, ChunkSize: 64 << 10}
+			want, wst, err := runEngine(t, c.q, path, cfg, query.Options{})
+			if err != nil {
+				t.Fatalf("%s: %v", c.q, err)
+			}
+			if wst.Spilled != 0 {
+				t.Errorf("%s: spilled %d bytes without a GroupMemory", c.q, wst.Spilled)
+			}
+			dir := t.TempDir()
+			got, st, err := runEngine(t, c.q, path, cfg, query.Options{GroupMemory: c.mem, TempDir: dir})
+			if err != nil {
+				t.Fatalf("%s (workers=%d, spilling): %v", c.q, workers, err)
+			}
+			if c.spills != (st.Spilled > 0) {
+				t.Errorf("%s (workers=%d): spilled %d bytes, want spilling %v", c.q, workers, st.Spilled, c.spills)
+			}
+			if strings.Contains(c.q, "limit 3") {
+				// Which 3 groups come first is not fixed; the count is.
+				if len(got) != 1 || got[0]["rows"] != "3" {
+					t.Errorf("%s (workers=%d): got %v", c.q, workers, got)
+				}
+			} else {
+				cc := conformance.Case{ID: c.q, Query: c.q, Ordered: c.ordered, Expected: want, Approx: &floatTolerance}
+				if err := conformance.Compare(cc, got); err != nil {
+					t.Errorf("%s (workers=%d): spilled and in-memory results differ: %v", c.q, workers, err)
+				}
+			}
+			if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+				t.Errorf("%s: %d files left in the temp dir", c.q, len(ents))
+			}
+		}
+	}
+}
+
+// TestStatsSpillError checks that a temp dir that cannot be written is an
+// error naming the problem, not a wrong result.
+func TestStatsSpillError(t *testing.T) {
+	path := writeGen(t, 11, 256<<10)
+	missing := filepath.Join(t.TempDir(), "missing")
+	_, _, err := runEngine(t, `* | stats by (trace_id) count() n`, path, fileread.Config{Workers: 2}, query.Options{GroupMemory: 4 << 10, TempDir: missing})
+	if err == nil || !strings.Contains(err.Error(), "spill groups to a temp file") || !strings.Contains(err.Error(), "missing") {
+		t.Fatalf("got %v, want a spill error naming the directory", err)
+	}
+}
