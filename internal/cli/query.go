@@ -51,7 +51,7 @@ func newQueryCmd() *cobra.Command {
 		chunk     sizeFlag
 		maxLine   sizeFlag = sizeFlag(fileread.DefaultMaxLineSize)
 		maxMemory sizeFlag = 1 << 30
-		groupMem  sizeFlag = defaultGroupMemory
+		groupMem  sizeFlag = query.DefaultGroupMemory
 	)
 	cmd := &cobra.Command{
 		Use:   "query [flags] 'LOGSQL' [FILE|DIR|GLOB|-]...",
@@ -120,6 +120,9 @@ Exit status: 0 ok, 1 query or runtime error, 2 usage error.`,
 			opts.maxLineSize = int64(maxLine)
 			opts.maxMemory = int64(maxMemory)
 			opts.groupMemory = int64(groupMem)
+			if opts.groupMemory == 0 {
+				opts.groupMemory = -1 // never spill
+			}
 			if !cmd.Flags().Changed("progress") {
 				opts.progress = isTerminal(cmd.ErrOrStderr())
 			}
@@ -152,13 +155,6 @@ Exit status: 0 ok, 1 query or runtime error, 2 usage error.`,
 // (0.12 s) and peaked at 58-62 MB RSS instead of 91-147 MB (three windows in
 // flight count as mapped file pages).
 const queryMmapWindow = 32 << 20
-
-// defaultGroupMemory is --group-memory's default. On the 2 GiB sample,
-// 'bytes:>=0 | stats by (path) sum(bytes) s | sort by (s desc) | limit 10'
-// (2.6 million groups) peaked at 640 MB RSS in 4.6 s without spilling, and
-// at 74-103 MB in 2.7-3.4 s with 4-16 MiB (spilling ~96 MB): smaller
-// tables miss the cache less. 16 MiB keeps up to ~300,000 groups in memory.
-const defaultGroupMemory = 16 << 20
 
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)

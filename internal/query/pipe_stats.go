@@ -79,6 +79,9 @@ func newStatsProc(p *plan, st *PipeStats, next processor) (processor, error) {
 	}
 	if sp.canSpill() {
 		sp.budget = p.opts.GroupMemory
+		if sp.budget == 0 {
+			sp.budget = DefaultGroupMemory
+		}
 	}
 	return sp, nil
 }

@@ -23,7 +23,8 @@ type Options struct {
 	MaxMemory int64
 	// GroupMemory is the memory stats groups may hold (shared by the
 	// workers) before partial results spill to temp files in TempDir;
-	// 0 means never spill. Results stay exact. Only stats pipes whose
+	// 0 means DefaultGroupMemory and a negative value never spills.
+	// Results stay exact. Only stats pipes whose
 	// functions are all count, count_empty, rate, sum_len, sum or avg
 	// spill; others keep every group in memory.
 	GroupMemory int64
@@ -39,6 +40,13 @@ type Options struct {
 	// worker finishes it (for progress bars; read it atomically).
 	Progress *atomic.Int64
 }
+
+// DefaultGroupMemory is Options.GroupMemory's default. On a 2 GiB sample,
+// 'bytes:>=0 | stats by (path) sum(bytes) s | sort by (s desc) | limit 10'
+// (2.6 million groups) peaked at 640 MB RSS in 4.6 s without spilling, and
+// at 74-103 MB in 2.7-3.4 s with 4-16 MiB (spilling ~96 MB): smaller
+// tables also miss the cache less. 16 MiB keeps ~300,000 groups in memory.
+const DefaultGroupMemory = 16 << 20
 
 // plan is a query compiled for execution: which fields every stage needs,
 // where the per-worker part ends, and which literal bytes every matching line

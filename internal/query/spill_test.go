@@ -41,12 +41,12 @@ func TestStatsSpill(t *testing.T) {
 	for _, c := range cases {
 		for _, workers := range []int{1, 3} {
 			cfg := fileread.Config{Workers: workers, ChunkSize: 64 << 10}
-			want, wst, err := runEngine(t, c.q, path, cfg, query.Options{})
+			want, wst, err := runEngine(t, c.q, path, cfg, query.Options{GroupMemory: -1})
 			if err != nil {
 				t.Fatalf("%s: %v", c.q, err)
 			}
 			if wst.Spilled != 0 {
-				t.Errorf("%s: spilled %d bytes without a GroupMemory", c.q, wst.Spilled)
+				t.Errorf("%s: spilled %d bytes with GroupMemory -1", c.q, wst.Spilled)
 			}
 			dir := t.TempDir()
 			got, st, err := runEngine(t, c.q, path, cfg, query.Options{GroupMemory: c.mem, TempDir: dir})
