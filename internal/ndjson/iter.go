@@ -620,6 +620,23 @@ func (it *Iter) Key() []byte {
 	return it.buildKey()
 }
 
+// KeyToken identifies the current leaf's key across lines, without
+// building it: two leaves with the same non-zero token, from any lines of
+// one Iter, have the same Key. It is 0 when the Iter cannot vouch for that
+// (some key of the line so far had to be scanned, see keyCache), and after
+// Next returned false. Callers can cache what they derive from a key by
+// token; the low 5 bits are the key's ordinal in the line, so token%32
+// indexes a small direct-mapped cache well. Tokens change whenever the
+// Iter's key predictions do (a line with another layout), so a file whose
+// layouts alternate gets fewer hits.
+func (it *Iter) KeyToken() uint64 {
+	if !it.clean || it.kind == 0 {
+		return 0
+	}
+	// A clean run stays below ordinal 32 and gen is at least 1 in it.
+	return it.gen<<5 | uint64((it.ord-1)%32)
+}
+
 // buildKey is Key's slow path: a nested or escaped key, built once per
 // leaf in keyBuf, or found in the cache of keyCache.
 func (it *Iter) buildKey() []byte {

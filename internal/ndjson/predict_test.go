@@ -13,6 +13,7 @@ import (
 // the error.
 type result struct {
 	leaves []fullLeaf
+	tokens []uint64 // KeyToken of each leaf (not compared: see checkTokens)
 	err    string
 }
 
@@ -29,14 +30,15 @@ type fullLeaf struct {
 // twice.
 func walkWith(it *Iter, line []byte, next func() bool, r *result) {
 	it.Reset(line)
-	r.leaves, r.err = r.leaves[:0], ""
+	r.leaves, r.tokens, r.err = r.leaves[:0], r.tokens[:0], ""
 	for next() {
+		r.tokens = append(r.tokens, it.KeyToken())
 		l := fullLeaf{key: string(it.Key()), value: string(it.Value()), raw: string(it.Raw()),
 			kind: it.Kind(), escaped: it.Escaped(), depth: it.Depth()}
 		l.key2, l.value2 = string(it.Key()), string(it.Value())
 		r.leaves = append(r.leaves, l)
 	}
-	if it.Kind() != 0 || it.Key() != nil || it.Raw() != nil || it.Value() != nil || next() {
+	if it.Kind() != 0 || it.Key() != nil || it.Raw() != nil || it.Value() != nil || it.KeyToken() != 0 || next() {
 		r.err = "accessors not reset after the walk; "
 	}
 	r.err += fmt.Sprintf("depth %d; ", it.Depth())
@@ -57,6 +59,31 @@ func checkFast(t *testing.T, it *Iter, line []byte, context string) {
 	if got.err != want.err || !slices.Equal(got.leaves, want.leaves) {
 		t.Fatalf("%q (%s):\nNext:\n  %+v\n  err: %s\nstrict:\n  %+v\n  err: %s", line, context,
 			got.leaves, got.err, want.leaves, want.err)
+	}
+	checkTokens(t, it, line, &got)
+}
+
+// tokenKeys maps, per Iter, every KeyToken seen to the key it stood for.
+var tokenKeys = map[*Iter]map[uint64]string{}
+
+// checkTokens fails if a non-zero KeyToken of r, a walk of line with it,
+// stood for another key in an earlier walk with it.
+func checkTokens(t *testing.T, it *Iter, line []byte, r *result) {
+	t.Helper()
+	m := tokenKeys[it]
+	if m == nil {
+		m = map[uint64]string{}
+		tokenKeys[it] = m
+	}
+	for i, tok := range r.tokens {
+		if tok == 0 {
+			continue
+		}
+		k := r.leaves[i].key
+		if old, ok := m[tok]; ok && old != k {
+			t.Fatalf("%q: KeyToken %#x is key %q, but was %q before", line, tok, k, old)
+		}
+		m[tok] = k
 	}
 }
 
@@ -142,8 +169,20 @@ func TestFastPathMatchesStrict(t *testing.T) {
 			break
 		}
 	}
+	var tokens, leaves int
 	for i, line := range gen {
 		checkFast(t, &it, line, fmt.Sprint("generated line ", i))
+		for _, tok := range tokenResult(&it, line) {
+			leaves++
+			if tok != 0 {
+				tokens++
+			}
+		}
+	}
+	// Generated lines share a layout: most keys must have a token, or
+	// callers' caches would not help.
+	if tokens < leaves*3/4 {
+		t.Errorf("KeyToken is non-zero for %d of %d leaves of generated lines, want 3/4", tokens, leaves)
 	}
 
 	victims := [][]byte{gen[0], gen[1], gen[7]}
@@ -169,6 +208,13 @@ func TestFastPathMatchesStrict(t *testing.T) {
 	for range 20000 {
 		checkFast(t, &it, pool[rng.IntN(len(pool))], "random order")
 	}
+}
+
+// tokenResult walks line again with it and returns each leaf's KeyToken.
+func tokenResult(it *Iter, line []byte) []uint64 {
+	var r result
+	walkWith(it, line, it.Next, &r)
+	return r.tokens
 }
 
 // TestKeyCacheNesting checks the cache of nested keys against lines with

@@ -107,6 +107,10 @@ type recordBuilder struct {
 	arena      *arena
 
 	keys keyTable
+	// byToken caches keys.lookup and the need check of keyOther keys by
+	// ndjson KeyToken (index token%32): the keys of a file's lines mostly
+	// repeat, and the Iter vouches for a repeat without the key's bytes.
+	byToken [32]tokenClass
 
 	// Counters, read by the executor after the scan.
 	badLines   int64 // lines that start like JSON but are not valid
@@ -212,8 +216,7 @@ func (b *recordBuilder) build(line []byte, r *Row) {
 	it := &b.it
 	it.Reset(line)
 	for it.Next() {
-		key := it.Key()
-		class, p, cname := b.keys.lookup(key)
+		class, p, cname := b.classify()
 		switch {
 		case class == keyMsg && p < msgPrio:
 			if msgPrio < len(b.msgFields) {
@@ -233,13 +236,13 @@ func (b *recordBuilder) build(line []byte, r *Row) {
 			}
 		case class == keyNeed:
 			r.Set(cname, b.value())
+		case class == keyPrefixed:
+			r.Set(b.arena.add(it.Key()), b.value())
 		case class != keyOther:
 			// A message or time candidate that lost to a better one.
 			if b.need.has(cname) {
 				r.Set(cname, b.value())
 			}
-		case b.need.all || (len(b.need.prefixes) > 0 && b.need.hasBytes(key)):
-			r.Set(b.arena.add(key), b.value())
 		}
 	}
 	if it.Err() != nil {
@@ -264,6 +267,39 @@ func (b *recordBuilder) build(line []byte, r *Row) {
 			b.badTimes++
 		}
 	}
+}
+
+// tokenClass is a cached classification of the key with KeyToken tok.
+type tokenClass struct {
+	tok   uint64
+	class int
+	prio  int
+	cname string
+}
+
+// keyPrefixed is the class of a key that is not special but that the query
+// needs by a prefix (http*) or because it needs every field.
+const keyPrefixed = keyNeed + 1
+
+// classify returns the class, priority and candidate name of the current
+// leaf's key, as keys.lookup does, with keyPrefixed for the keyOther keys
+// that need says to keep.
+func (b *recordBuilder) classify() (int, int, string) {
+	it := &b.it
+	tok := it.KeyToken()
+	c := &b.byToken[tok%uint64(len(b.byToken))]
+	if tok != 0 && c.tok == tok {
+		return c.class, c.prio, c.cname
+	}
+	key := it.Key()
+	class, p, cname := b.keys.lookup(key)
+	if class == keyOther && (b.need.all || (len(b.need.prefixes) > 0 && b.need.hasBytes(key))) {
+		class = keyPrefixed
+	}
+	if tok != 0 {
+		*c = tokenClass{tok: tok, class: class, prio: p, cname: cname}
+	}
+	return class, p, cname
 }
 
 // keep adds a demoted message or time candidate as an ordinary field.
