@@ -272,6 +272,20 @@ func (s *statsProc) emit(g int, by []string) error {
 	return s.next.push(out)
 }
 
+// emitValues sends a group whose by-values are by and whose function
+// results are vals down the pipeline.
+func (s *statsProc) emitValues(by, vals []string) error {
+	out := &s.out
+	out.Reset()
+	for i, b := range s.st.By {
+		out.Set(b.Name, by[i])
+	}
+	for i, f := range s.funcs {
+		out.Set(f.f.Result, vals[i])
+	}
+	return s.next.push(out)
+}
+
 // flushTable emits the groups of s's table: sorted by their by-values when
 // there are few, else in table order.
 func (s *statsProc) flushTable() error {

@@ -8,7 +8,9 @@ import (
 	"io"
 	"math"
 	"os"
+	"runtime"
 	"slices"
+	"sync"
 )
 
 // Spilling: external hash aggregation for stats with many groups.
@@ -52,6 +54,8 @@ type spillColumn interface {
 	readSpill(g int, src []byte) ([]byte, error)
 	// reset drops every group, keeping the memory.
 	reset()
+	// fresh returns an empty column computing the same function.
+	fresh() statsColumn
 	// memBytes is the memory the column's groups use (not its spare
 	// capacity, which reset keeps for the next groups).
 	memBytes() int64
@@ -225,18 +229,19 @@ func (s *statsProc) release() {
 	s.spill.runs = nil
 }
 
-// readPart folds partition p of every run into s's (empty) table.
-func (s *statsProc) readPart(p int) error {
-	sp := s.spill
-	for _, run := range sp.runs {
+// readPart folds partition p of runs into tab and cols (one column per
+// stats function, spillColumns all). buf is scratch, grown as needed.
+// Several goroutines may read the runs at once (ReadAt).
+func readPart(tab *groupTable, cols []statsColumn, runs []*spillRun, buf *[]byte, p int) error {
+	for _, run := range runs {
 		n := run.offs[p+1] - run.offs[p]
 		if n == 0 {
 			continue
 		}
-		if int64(cap(sp.buf)) < n {
-			sp.buf = make([]byte, n)
+		if int64(cap(*buf)) < n {
+			*buf = make([]byte, n)
 		}
-		b := sp.buf[:n]
+		b := (*buf)[:n]
 		if _, err := run.f.ReadAt(b, run.offs[p]); err != nil {
 			if errors.Is(err, io.EOF) {
 				err = errSpillFormat
@@ -250,13 +255,13 @@ func (s *statsProc) readPart(p int) error {
 			}
 			k := b[w : w+int(kl)]
 			b = b[w+int(kl):]
-			g, added := s.tab.findOrAdd(k)
+			g, added := tab.findOrAdd(k)
 			if added {
-				for _, c := range s.cols {
+				for _, c := range cols {
 					c.grow(g + 1)
 				}
 			}
-			for _, c := range s.cols {
+			for _, c := range cols {
 				var err error
 				if b, err = c.(spillColumn).readSpill(g, b); err != nil {
 					return err
@@ -265,6 +270,14 @@ func (s *statsProc) readPart(p int) error {
 		}
 	}
 	return nil
+}
+
+// spilledPart is one partition aggregated by flushSpilled's goroutines:
+// its groups and, for group g, the function results vals[g*nf:(g+1)*nf].
+type spilledPart struct {
+	tab  groupTable
+	vals []string
+	err  error
 }
 
 // flushSpilled emits the groups of a spilled statsProc, one partition at a
@@ -279,24 +292,66 @@ func (s *statsProc) flushSpilled() error {
 	s.tab = groupTable{}
 	if s.spill.records <= maxSortedSpilled {
 		for p := 0; p < spillParts; p++ {
-			if err := s.readPart(p); err != nil {
+			if err := readPart(&s.tab, s.cols, s.spill.runs, &s.spill.buf, p); err != nil {
 				return err
 			}
 		}
 		return s.flushTable()
 	}
+	// Many groups: goroutine k aggregates partitions k, k+n, k+2n... and
+	// formats their results; this goroutine emits the partitions in order,
+	// so the output order does not depend on scheduling.
+	n := min(runtime.GOMAXPROCS(0), spillParts)
+	parts := make([]chan spilledPart, n)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for k := range parts {
+		parts[k] = make(chan spilledPart, 1)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var buf []byte
+			for p := k; p < spillParts; p += n {
+				var sp spilledPart
+				cols := make([]statsColumn, len(s.cols))
+				for i, c := range s.cols {
+					cols[i] = c.(spillColumn).fresh()
+				}
+				sp.err = readPart(&sp.tab, cols, s.spill.runs, &buf, p)
+				if sp.err == nil {
+					nf := len(cols)
+					sp.vals = make([]string, sp.tab.len()*nf)
+					for g := range sp.tab.len() {
+						for i, c := range cols {
+							sp.vals[g*nf+i] = c.result(g)
+						}
+					}
+				}
+				select {
+				case parts[k] <- sp:
+				case <-done:
+					return
+				}
+				if sp.err != nil {
+					return
+				}
+			}
+		}()
+	}
+	defer func() {
+		close(done)
+		wg.Wait()
+	}()
 	var by []string
+	nf := len(s.cols)
 	for p := 0; p < spillParts; p++ {
-		s.tab.reset()
-		for _, c := range s.cols {
-			c.(spillColumn).reset()
+		sp := <-parts[p%n]
+		if sp.err != nil {
+			return sp.err
 		}
-		if err := s.readPart(p); err != nil {
-			return err
-		}
-		for g := 0; g < s.tab.len(); g++ {
-			by = decodeKeyAlias(by[:0], s.tab.key(g))
-			if err := s.emit(g, by); err != nil {
+		for g := range sp.tab.len() {
+			by = decodeKeyAlias(by[:0], sp.tab.key(g))
+			if err := s.emitValues(by, sp.vals[g*nf:(g+1)*nf]); err != nil {
 				if err == errStop {
 					return s.next.flush()
 				}
@@ -323,6 +378,10 @@ func (c *countColumn) readSpill(g int, src []byte) ([]byte, error) {
 	return src[w:], nil
 }
 
+func (c *countColumn) fresh() statsColumn {
+	return &countColumn{fields: c.fields, empty: c.empty, rate: c.rate, sumLen: c.sumLen}
+}
+
 func (c *countColumn) reset()          { c.n = c.n[:0] }
 func (c *countColumn) memBytes() int64 { return 8 * int64(len(c.n)) }
 
@@ -343,6 +402,8 @@ func (c *sumColumn) readSpill(g int, src []byte) ([]byte, error) {
 	c.n[g] += v
 	return src[8+w:], nil
 }
+
+func (c *sumColumn) fresh() statsColumn { return &sumColumn{fields: c.fields, avg: c.avg} }
 
 func (c *sumColumn) reset() { c.sum, c.n = c.sum[:0], c.n[:0] }
 func (c *sumColumn) memBytes() int64 {
