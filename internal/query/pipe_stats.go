@@ -27,7 +27,8 @@ type statsProc struct {
 	cols  []statsColumn
 	tab   groupTable
 	key   []byte
-	out   Row // emit's reused row
+	out   Row      // emit's reused row
+	vals  []string // emit's reused function results
 	next  processor
 	// count is added by the count-only fast path, which never builds rows.
 	count int64
@@ -126,7 +127,11 @@ func (s *statsProc) group(r *Row) int {
 		for _, c := range s.cols {
 			c.grow(g + 1)
 		}
-		s.mem.add(int64(len(k)) + 40)
+		if s.budget <= 0 {
+			// A spilling table's memory is bounded by its budget instead:
+			// counting its groups would push other stats into sketches.
+			s.mem.add(int64(len(k)) + 40)
+		}
 	}
 	return g
 }
@@ -261,15 +266,12 @@ func (s *statsProc) flush() error {
 
 // emit sends group g, whose by-values are by, down the pipeline.
 func (s *statsProc) emit(g int, by []string) error {
-	out := &s.out
-	out.Reset()
-	for i, b := range s.st.By {
-		out.Set(b.Name, by[i])
+	vals := s.vals[:0]
+	for _, c := range s.cols {
+		vals = append(vals, c.result(g))
 	}
-	for i, f := range s.funcs {
-		out.Set(f.f.Result, s.cols[i].result(g))
-	}
-	return s.next.push(out)
+	s.vals = vals
+	return s.emitValues(by, vals)
 }
 
 // emitValues sends a group whose by-values are by and whose function

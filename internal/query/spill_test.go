@@ -84,3 +84,23 @@ func TestStatsSpillError(t *testing.T) {
 		t.Fatalf("got %v, want a spill error naming the directory", err)
 	}
 }
+
+// TestStatsSpillMemoryCap checks that groups of a spilling stats pipe do
+// not count against MaxMemory: they are bounded by GroupMemory, and
+// counting them would turn a later count_uniq into a sketch for nothing.
+func TestStatsSpillMemoryCap(t *testing.T) {
+	path := writeGen(t, 11, 2<<20)
+	const q = `* | stats by (trace_id) count() n | stats count_uniq(n) u, count() groups`
+	opts := query.Options{MaxMemory: 64 << 10, GroupMemory: 16 << 10, TempDir: t.TempDir()}
+	rows, st, err := runEngine(t, q, path, fileread.Config{Workers: 2}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _, err := runEngine(t, q, path, fileread.Config{Workers: 2}, query.Options{GroupMemory: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Spilled == 0 || len(st.Approximate) != 0 || len(rows) != 1 || len(want) != 1 || rows[0]["u"] != want[0]["u"] || rows[0]["groups"] != want[0]["groups"] {
+		t.Fatalf("spilled %d bytes, approximate %q, rows %v; want spilling and exactly %v", st.Spilled, st.Approximate, rows, want)
+	}
+}
