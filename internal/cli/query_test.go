@@ -176,3 +176,37 @@ func TestQuerySketchesAndReadFlags(t *testing.T) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// TestQueryGroupMemory checks --group-memory and --temp-dir: past the
+// budget, groups spill to --temp-dir (said by --stats, nothing left
+// there) with the same answer; 0 never spills; a missing directory is an
+// error naming it.
+func TestQueryGroupMemory(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	for i := range 20000 {
+		b.WriteString(`{"u":"user-` + itoa(i%7919) + `","v":` + itoa(i%100) + "}\n")
+	}
+	p := writeLogs(t, dir, "u.log", b.String())
+	q := `* | stats by (u) count() n, sum(v) s | sort by (n desc, s desc, u) | limit 5`
+	code, inMem, stderr := runCLI(t, "query", "--stats", "--format", "csv", "--group-memory", "0", q, p)
+	if code != ExitOK || strings.Contains(stderr, "spilled") {
+		t.Fatalf("--group-memory 0: exit %d, stderr %q", code, stderr)
+	}
+	tmp := filepath.Join(dir, "spill")
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := runCLI(t, "query", "--stats", "--format", "csv", "--group-memory", "32KiB", "--temp-dir", tmp, q, p)
+	if code != ExitOK || string(out) != string(inMem) || !strings.Contains(stderr, "of stats groups spilled to temp files") {
+		t.Fatalf("--group-memory 32KiB: exit %d, out %q (want %q), stderr %q", code, out, inMem, stderr)
+	}
+	if ents, _ := os.ReadDir(tmp); len(ents) != 0 {
+		t.Errorf("%d files left in --temp-dir", len(ents))
+	}
+	missing := filepath.Join(dir, "missing")
+	code, _, stderr = runCLI(t, "query", "--group-memory", "32KiB", "--temp-dir", missing, q, p)
+	if code != ExitFailure || !strings.Contains(stderr, missing) {
+		t.Fatalf("missing --temp-dir: exit %d, stderr %q", code, stderr)
+	}
+}
