@@ -20,10 +20,11 @@ import (
 // table's memory. A run holds the groups' keys and partial states sorted
 // into spillParts partitions by key hash, each partition a contiguous
 // section. When the last row is in, every table still in memory is spilled
-// too, and the partitions are aggregated one at a time: a partition's
-// sections from every run are folded into one small table, whose groups go
-// down the pipeline before the next partition starts. Memory is then about
-// budget + groups/spillParts entries instead of every group of every worker,
+// too, and the partitions are aggregated separately: a partition's sections
+// from every run are folded into one small table (one goroutine per CPU,
+// each on its own partitions), and the partitions' groups go down the
+// pipeline in partition order. Memory is then about budget + a few
+// partitions' groups instead of every group of every worker,
 // and results stay exact: partial counts and sums add up the same way the
 // workers' tables merge without spilling.
 //
@@ -68,19 +69,14 @@ type spillRun struct {
 	offs [spillParts + 1]int64
 }
 
-// spillFile is a statsProc's temp file; runs are appended to it.
-type spillFile struct {
-	f    *os.File
-	size int64
-}
-
 // spillState is a statsProc's spilled runs and the files that hold them
 // (its own and those adopted from merged workers).
 type spillState struct {
 	runs    []*spillRun
 	files   []*os.File
-	own     *spillFile
-	records int64 // groups written, over all runs
+	own     *os.File // this statsProc's temp file, nil until the first spill
+	ownSize int64    // bytes written to own; runs are appended
+	records int64    // groups written, over all runs
 	buf     []byte
 	order   []uint32 // scratch: group indexes sorted by partition
 	parts   []uint8  // scratch: partition of each group
@@ -140,7 +136,7 @@ func (s *statsProc) spillTable() error {
 		}
 		// Unlinked at once: the data lives as long as the open file.
 		_ = os.Remove(f.Name())
-		sp.own = &spillFile{f: f}
+		sp.own = f
 		sp.files = append(sp.files, f)
 	}
 	// Counting sort of the groups by partition.
@@ -161,11 +157,11 @@ func (s *statsProc) spillTable() error {
 		sp.order[next[p]] = uint32(g)
 		next[p]++
 	}
-	run := &spillRun{f: sp.own.f}
+	run := &spillRun{f: sp.own}
 	buf := sp.buf[:0]
-	pos := sp.own.size
+	pos := sp.ownSize
 	flush := func() error {
-		if _, err := sp.own.f.WriteAt(buf, pos); err != nil {
+		if _, err := sp.own.WriteAt(buf, pos); err != nil {
 			return fmt.Errorf("stats: spill groups to a temp file: %w", err)
 		}
 		pos += int64(len(buf))
@@ -193,8 +189,8 @@ func (s *statsProc) spillTable() error {
 		return err
 	}
 	sp.buf = buf
-	s.p.spilled.Add(pos - sp.own.size)
-	sp.own.size = pos
+	s.p.spilled.Add(pos - sp.ownSize)
+	sp.ownSize = pos
 	sp.runs = append(sp.runs, run)
 	sp.records += int64(n)
 	s.tab.reset()
