@@ -199,7 +199,7 @@ func normalizeRows(rows []map[string]string) []map[string]string {
 // decimal form, an RFC3339 time in UTC with the fraction trimmed, JSON object
 // or array text canonically; anything else stays as it is.
 func normalizeValue(s string) string {
-	if isJSONNumber(s) {
+	if IsJSONNumber(s) {
 		return plainDecimal(s)
 	}
 	if t, ok := parseRFC3339(s); ok {
@@ -293,9 +293,10 @@ func writeJSONString(buf *bytes.Buffer, s string) {
 	buf.Write(b)
 }
 
-// isJSONNumber reports whether s matches the JSON number grammar:
+// IsJSONNumber reports whether s matches the JSON number grammar:
 // -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-func isJSONNumber(s string) bool {
+// (The naive evaluator uses it too.)
+func IsJSONNumber(s string) bool {
 	i := 0
 	if i < len(s) && s[i] == '-' {
 		i++

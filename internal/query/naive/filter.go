@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/spate-io/spate/internal/conformance"
 	"github.com/spate-io/spate/internal/query"
 )
 
@@ -142,7 +143,7 @@ func equalValues(v, want string) bool {
 
 // jsonNumber parses s if it follows the JSON number grammar.
 func jsonNumber(s string) (float64, bool) {
-	if !isJSONNumber(s) {
+	if !conformance.IsJSONNumber(s) {
 		return 0, false
 	}
 	return mustParseFloat(s), true
