@@ -1,6 +1,8 @@
 package bytesutil
 
 import (
+	"bytes"
+	"math/rand/v2"
 	"testing"
 	"unsafe"
 )
@@ -19,5 +21,58 @@ func TestAlignPad(t *testing.T) {
 				t.Fatalf("start %d off %d: address %%4096 = %d, want %d", start, off, addr%4096, off%4096)
 			}
 		}
+	}
+}
+
+func TestLastIndexByte(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for n := range 70 {
+		b := make([]byte, n)
+		for range 200 {
+			// Bytes near c (c-1, c+1, 0x80|c) catch carry and sign mistakes.
+			c := byte(r.IntN(256))
+			for i := range b {
+				b[i] = [...]byte{c, c - 1, c + 1, c ^ 0x80, byte(r.IntN(256)), 0, 0xff, c - 1}[r.IntN(8)]
+			}
+			if r.IntN(3) == 0 {
+				for i := range b {
+					if b[i] == c {
+						b[i]++
+					}
+				}
+			}
+			if got, want := LastIndexByte(b, c), bytes.LastIndexByte(b, c); got != want {
+				t.Fatalf("LastIndexByte(%x, %#x) = %d, want %d", b, c, got, want)
+			}
+		}
+	}
+}
+
+func FuzzLastIndexByte(f *testing.F) {
+	f.Add([]byte("a\nbc\nd"), byte('\n'))
+	f.Add([]byte("\x0a\x0b\x0a\x09\x00\x01\x0a\x0b\x0b"), byte('\n'))
+	f.Fuzz(func(t *testing.T, b []byte, c byte) {
+		if got, want := LastIndexByte(b, c), bytes.LastIndexByte(b, c); got != want {
+			t.Fatalf("LastIndexByte(%x, %#x) = %d, want %d", b, c, got, want)
+		}
+	})
+}
+
+func BenchmarkLastIndexByte(b *testing.B) {
+	line := bytes.Repeat([]byte("x"), 300)
+	buf := append(append([]byte("{}\n"), line...), '"')
+	for _, bc := range []struct {
+		name string
+		f    func([]byte, byte) int
+	}{{"swar", LastIndexByte}, {"bytes", bytes.LastIndexByte}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(line)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if bc.f(buf, '\n') != 2 {
+					b.Fatal("wrong index")
+				}
+			}
+		})
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"sync/atomic"
 
+	"github.com/spate-io/spate/internal/bytesutil"
 	"golang.org/x/sys/unix"
 )
 
@@ -91,7 +92,7 @@ func (s *scanner) produceMmap(idx int, in *input) error {
 				end = len(data)
 				break
 			}
-			if i := bytes.LastIndexByte(lines, '\n'); i >= 0 {
+			if i := bytesutil.LastIndexByte(lines, '\n'); i >= 0 {
 				end = int(off-mapOff) + i + 1
 				break
 			}
@@ -165,7 +166,7 @@ func (s *scanner) splitWindow(idx int, in *input, win *window, from int64, end i
 			q = end
 			if mapOff+int64(end) == in.size && data[end-1] != '\n' {
 				// The input's last line, with no final newline.
-				if ls := bytes.LastIndexByte(data[p:], '\n') + 1 + p; end-ls > maxLine {
+				if ls := bytesutil.LastIndexByte(data[p:], '\n') + 1 + p; end-ls > maxLine {
 					if !s.cfg.SkipLongLines {
 						return &LineTooLongError{Name: in.name, Offset: mapOff + int64(ls), Max: maxLine}
 					}
@@ -174,7 +175,7 @@ func (s *scanner) splitWindow(idx int, in *input, win *window, from int64, end i
 				}
 			}
 		} else {
-			ls := bytes.LastIndexByte(data[p:q], '\n') + 1 + p // start of the line crossing q
+			ls := bytesutil.LastIndexByte(data[p:q], '\n') + 1 + p // start of the line crossing q
 			le := end
 			if i := bytes.IndexByte(data[q:], '\n'); i >= 0 {
 				le = q + i

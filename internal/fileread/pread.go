@@ -99,7 +99,7 @@ func (j *preadJob) load(w *worker, c *Chunk) error {
 
 	// Slow path: finish the last line past the chunk's end.
 	if j.end < in.size && data[len(data)-1] != '\n' {
-		lineStart := begin + bytes.LastIndexByte(data[begin:], '\n') + 1
+		lineStart := begin + bytesutil.LastIndexByte(data[begin:], '\n') + 1
 		step := preadReadAhead
 		for {
 			pos := lo + int64(len(data))

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"sync"
+
+	"github.com/spate-io/spate/internal/bytesutil"
 )
 
 // chunkBuf is a pooled chunk buffer. Use getChunkBuf and putChunkBuf.
@@ -153,7 +155,7 @@ func (s *scanner) produceSeq(idx int, in *input, st Strategy, r io.Reader) (int6
 			cb.b = growBuf(buf, bufSize(2*len(buf)))
 			buf = cb.b
 		}
-		last := bytes.LastIndexByte(buf[:n], '\n')
+		last := bytesutil.LastIndexByte(buf[:n], '\n')
 		if err := checkSeqLines(in, buf[:last+1], firstNL, off, maxLine, false); err != nil {
 			putChunkBuf(cb)
 			return 0, err
@@ -198,7 +200,7 @@ func checkSeqLines(in *input, data []byte, firstNL int, off int64, maxLine int, 
 		return &LineTooLongError{Name: in.name, Offset: off, Max: maxLine}
 	}
 	if atEOF {
-		start := bytes.LastIndexByte(data, '\n') + 1
+		start := bytesutil.LastIndexByte(data, '\n') + 1
 		if len(data)-start > maxLine {
 			return &LineTooLongError{Name: in.name, Offset: off + int64(start), Max: maxLine}
 		}

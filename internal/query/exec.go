@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/spate-io/spate/internal/bytesutil"
 	"github.com/spate-io/spate/internal/fileread"
 )
 
@@ -260,7 +261,7 @@ func (e *executor) scanLiteral(w *workerState, c *fileread.Chunk) error {
 		if cand < 0 {
 			break
 		}
-		start := bytes.LastIndexByte(data[:cand], '\n') + 1
+		start := bytesutil.LastIndexByte(data[:cand], '\n') + 1
 		end := bytes.IndexByte(data[cand:], '\n')
 		if end < 0 {
 			end = len(data)
