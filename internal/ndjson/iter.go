@@ -106,6 +106,7 @@ type Iter struct {
 	gen   uint64      // count of changes to preds
 	preds [32]keyPred // by ordinal % 32
 	keys  [32]keyCache
+	skip  uint32 // ordinals whose leaves Next passes over in a clean run (see Skip)
 
 	// Current leaf.
 	kind     Kind
@@ -150,7 +151,8 @@ func (it *Iter) Reset(line []byte) {
 // returns false still scans the rest of the line (closing brackets and
 // trailing whitespace), so Err then tells whether the whole line was a
 // valid JSON object. Callers must drive Next until it returns false before
-// trusting Err. Cost: linear in the bytes scanned, about one word operation
+// trusting Err. Leaves the caller passed over with Skip are validated but
+// not returned. Cost: linear in the bytes scanned, about one word operation
 // per 8 bytes of string contents; no allocation once buffers have grown.
 //
 // Next is the fast path for compact lines of printable ASCII: a key
@@ -310,6 +312,12 @@ func (it *Iter) Next() bool {
 			return it.nextStrict()
 		}
 		it.state = stateAfterValue
+		if it.skip>>o&1 != 0 && it.clean {
+			// The caller has no use for this key (see Skip): the value is
+			// validated, go on to the next one.
+			i = it.pos
+			continue
+		}
 		return true
 	}
 }
@@ -635,6 +643,19 @@ func (it *Iter) KeyToken() uint64 {
 	}
 	// A clean run stays below ordinal 32 and gen is at least 1 in it.
 	return it.gen<<5 | uint64((it.ord-1)%32)
+}
+
+// Skip asks Next to pass over, without returning them, the later leaves
+// whose key has token tok (a non-zero KeyToken): a caller that has
+// classified a key as useless says so once, and Next no longer stops at
+// it. Next still validates those leaves, so Err is unchanged. The request
+// holds while tokens do: only in clean runs (see KeyToken) and until the
+// Iter's key predictions change, which clears every request. Skip(0)
+// does nothing.
+func (it *Iter) Skip(tok uint64) {
+	if tok != 0 && tok>>5 == it.gen {
+		it.skip |= 1 << (tok % 32)
+	}
 }
 
 // buildKey is Key's slow path: a nested or escaped key, built once per

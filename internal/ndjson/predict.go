@@ -62,7 +62,7 @@ func (it *Iter) learn(o uint, st uint8, i, k, ke int) {
 		q.ks, q.ke, q.state = k+1-i, ke-i, st+1
 	}
 	if *p != q {
-		*p, it.gen = q, it.gen+1
+		*p, it.gen, it.skip = q, it.gen+1, 0 // tokens change: see Skip
 	}
 }
 

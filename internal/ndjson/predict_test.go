@@ -299,3 +299,167 @@ func FuzzFastPath(f *testing.F) {
 		}
 	})
 }
+
+// checkSkip walks line with it, calling Skip for every leaf whose key is in
+// skip, and fails unless the walk is the reference walk (nextStrict on a
+// fresh Iter) less some leaves whose keys are in skip: Skip must never hide
+// another key, change a leaf or change the error. It returns how many
+// leaves were passed over.
+func checkSkip(t *testing.T, it *Iter, line []byte, skip func(string) bool, context string) int {
+	t.Helper()
+	var got, want result
+	it.Reset(line)
+	for it.Next() {
+		tok := it.KeyToken()
+		l := fullLeaf{key: string(it.Key()), value: string(it.Value()), raw: string(it.Raw()),
+			kind: it.Kind(), escaped: it.Escaped(), depth: it.Depth()}
+		l.key2, l.value2 = string(it.Key()), string(it.Value())
+		got.leaves, got.tokens = append(got.leaves, l), append(got.tokens, tok)
+		if skip(l.key) {
+			it.Skip(tok)
+		}
+	}
+	if err := it.Err(); err != nil {
+		got.err = err.Error()
+	}
+	var ref Iter
+	walkWith(&ref, line, ref.nextStrict, &want)
+	want.err = ""
+	if err := ref.Err(); err != nil {
+		want.err = err.Error()
+	}
+	j := 0
+	for _, l := range want.leaves {
+		if j < len(got.leaves) && got.leaves[j] == l {
+			j++
+			continue
+		}
+		if !skip(l.key) {
+			j = -1
+			break
+		}
+	}
+	if j != len(got.leaves) || got.err != want.err {
+		t.Fatalf("%q (%s):\nNext, with Skip:\n  %+v\n  err: %s\nstrict:\n  %+v\n  err: %s", line, context,
+			got.leaves, got.err, want.leaves, want.err)
+	}
+	checkTokens(t, it, line, &got)
+	return len(want.leaves) - len(got.leaves)
+}
+
+// TestSkip checks Iter.Skip on the corpus of TestFastPathMatchesStrict:
+// skipped keys are passed over on later lines, and nothing else is.
+func TestSkip(t *testing.T) {
+	var table []string
+	iterSuccessCases(func(line, _ string) { table = append(table, line) })
+	iterFailureCases(func(line, _ string) { table = append(table, line) })
+	table = append(table, predictLines()...)
+	gen := genLines(t, 64<<10)
+	for _, keys := range [][]string{
+		{"ts", "host", "trace_id", "user_id", "http.ua", "http.proto"},
+		{"service"},
+		{"level", "msg", "path", "status", "http.remote_ip", "f3", "f5.x", "a", "b", "k", "n", "s"},
+	} {
+		skip := func(k string) bool { return slices.Contains(keys, k) }
+		var it Iter
+		for _, a := range table {
+			for _, b := range table {
+				checkSkip(t, &it, []byte(a), skip, "first")
+				checkSkip(t, &it, []byte(b), skip, "after "+a)
+				checkSkip(t, &it, []byte(b), skip, "again")
+			}
+			if testing.Short() {
+				break
+			}
+		}
+		skipped, inSet := 0, 0
+		for i, line := range gen {
+			skipped += checkSkip(t, &it, line, skip, fmt.Sprint("generated line ", i))
+			var r result
+			walkWith(new(Iter), line, new(Iter).nextStrict, &r)
+			for _, l := range r.leaves {
+				if skip(l.key) {
+					inSet++
+				}
+			}
+		}
+		// Generated lines share a layout: most leaves to skip must be
+		// skipped, or Skip would not save work.
+		if skipped < inSet*3/4 {
+			t.Errorf("skipping %v: %d of %d leaves of generated lines passed over, want 3/4", keys, skipped, inSet)
+		}
+		for _, v := range [][]byte{gen[0], gen[1], []byte(predictLines()[0])} {
+			for _, m := range mutants(v) {
+				checkSkip(t, &it, v, skip, "victim")
+				checkSkip(t, &it, m, skip, "mutant of "+string(v))
+			}
+		}
+	}
+
+	// A predicted key in a line that is no longer clean: the escaped key
+	// is walked by nextStrict, which enters its object without counting
+	// the nested key's ordinal, so `,"z":` is predicted at z's ordinal but
+	// is "qA.z" there, which must not be skipped.
+	skip := func(k string) bool { return k == "z" }
+	var it Iter
+	for _, line := range []string{`{"k":1,"z":2,"pad":"0123456789abcdef"}`, `{"k":1,"z":2,"pad":"0123456789abcdef"}`, `{"q\u0041":{"m":1,"z":2,"pad":"0123456789abcdef"}}`, `{"k":1,"z":2,"pad":"0123456789abcdef"}`} {
+		checkSkip(t, &it, []byte(line), skip, "escaped key")
+	}
+}
+
+// FuzzSkip checks Iter.Skip like TestSkip on lines a and b, skipping the
+// keys whose bytes add up to an odd number once sel is added.
+//
+//	go test -run '^$' -fuzz FuzzSkip -fuzztime 30s -fuzzminimizetime 2s ./internal/ndjson
+func FuzzSkip(f *testing.F) {
+	gen := genLines(f, 4<<10)
+	for i, line := range gen {
+		m := bytes.Clone(line)
+		m[(i*7919)%len(m)] = `"\:,}x`[i%6]
+		f.Add(line, m, byte(i))
+	}
+	// TestSkip's case: z is skipped, pA.z is not.
+	f.Add([]byte(`{"k":1,"z":2,"pad":"0123456789abcdef"}`), []byte(`{"p\u0041":{"m":1,"z":2,"pad":"0123456789abcdef"}}`), byte(1))
+	f.Fuzz(func(t *testing.T, a, b []byte, sel byte) {
+		if len(a) > 64<<10 || len(b) > 64<<10 {
+			t.Skip() // see FuzzIter
+		}
+		skip := func(k string) bool {
+			sum := int(sel)
+			for i := range len(k) {
+				sum += int(k[i])
+			}
+			return sum%2 == 1
+		}
+		var it Iter
+		for _, line := range [][]byte{a, a, b, b, a, b} {
+			checkSkip(t, &it, line, skip, "")
+		}
+	})
+}
+
+// TestSkipStaleToken checks that Skip ignores a token from before the
+// predictions changed: it may stand for another key now.
+func TestSkipStaleToken(t *testing.T) {
+	a := []byte(`{"k":1,"z":2,"pad":"0123456789abcdef"}`)
+	b := []byte(`{"k":1,"y":2,"pad":"0123456789abcdef"}`)
+	var it Iter
+	var stale uint64
+	for range 2 {
+		it.Reset(a)
+		for it.Next() {
+			if string(it.Key()) == "z" {
+				stale = it.KeyToken()
+			}
+		}
+	}
+	if stale == 0 {
+		t.Fatal("no token for z on the second walk")
+	}
+	none := func(string) bool { return false }
+	checkSkip(t, &it, b, none, "other layout") // changes the predictions
+	it.Skip(stale)
+	for range 2 {
+		checkSkip(t, &it, b, none, "after a stale Skip")
+	}
+}

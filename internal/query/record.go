@@ -298,6 +298,9 @@ func (b *recordBuilder) classify() (int, int, string) {
 	}
 	if tok != 0 {
 		*c = tokenClass{tok: tok, class: class, prio: p, cname: cname}
+		if class == keyOther {
+			it.Skip(tok) // build ignores it: Next need not stop there again
+		}
 	}
 	return class, p, cname
 }
