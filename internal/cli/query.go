@@ -75,7 +75,10 @@ them; --format table prints an aligned table (the default for stats-like
 results on a terminal). Row output keeps file order.
 
 --stats counts bad lines among the lines parsed: lines that the raw-byte
-prefilter rules out, and all lines of '* | stats count()', are not parsed.
+prefilter rules out, and all lines of '* | stats count()', are not parsed,
+and a line that a filter on ordinary fields (status:>=500) rejects is read
+only until the filter has its fields. Answers are exact either way: a bad
+line is plain text, which those filters reject too.
 
 count_uniq, quantile and median are exact until the exact state passes
 --max-memory; then they switch to HyperLogLog and DDSketch (1% relative
@@ -299,6 +302,9 @@ func printQueryStats(w io.Writer, st query.Stats) {
 		formatThousands(st.Matched), strings.Join(names, ", "))
 	if st.Parsed < st.Lines {
 		fmt.Fprint(w, "; unparsed lines (ruled out on raw bytes, or only counted) were not checked for bad JSON")
+	}
+	if st.EarlyRejected > 0 {
+		fmt.Fprintf(w, "; %s lines rejected by the filter before their end were not checked for bad JSON past it", formatThousands(st.EarlyRejected))
 	}
 	if st.LongLines > 0 {
 		fmt.Fprintf(w, "; %s lines over --max-line-size skipped", formatThousands(st.LongLines))

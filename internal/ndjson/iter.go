@@ -754,6 +754,18 @@ func (it *Iter) Raw() []byte {
 	return it.line[it.valStart:it.valEnd]
 }
 
+// Rest returns the part of the line Next has not scanned yet: all of it
+// after the current leaf's value (after a string's closing quote), or nil
+// unless Next has just returned true. Every later leaf's key is spelled in
+// Rest: a caller that finds neither a backslash nor a name's last dotted
+// segment in it knows that no later leaf of the line has that name.
+func (it *Iter) Rest() []byte {
+	if it.kind == 0 {
+		return nil
+	}
+	return it.line[it.pos:]
+}
+
 // Escaped reports whether the current value is a string holding backslash
 // escapes, that is whether Value differs from Raw for a string.
 func (it *Iter) Escaped() bool { return it.kind == KindString && it.flags&flagEsc != 0 }

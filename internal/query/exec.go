@@ -31,6 +31,11 @@ type Stats struct {
 	BadLines   int64 // lines that start like JSON but are not valid JSON (read as plain text)
 	PlainLines int64 // lines that are not JSON objects (read as plain text)
 	BadTimes   int64 // JSON logs whose time field could not be parsed (they have no _time)
+	// EarlyRejected counts parsed lines that the filter rejected as soon as
+	// it had their fields, before reading the rest of the line: they were
+	// not checked for bad JSON past that point (the answer is exact either
+	// way, as such a line read as plain text would be rejected too).
+	EarlyRejected int64
 	// LongLines counts lines over the read layer's MaxLineSize that were
 	// skipped (with fileread.Config.SkipLongLines); LongLineSamples names
 	// the first few.
@@ -142,6 +147,9 @@ func newExecutor(p *plan, cfg fileread.Config, sink Sink) (*executor, error) {
 		w.rb = newRecordBuilder(p, &w.arena)
 		if w.filter, err = compileFilter(p.filter); err != nil {
 			return nil, err
+		}
+		if p.earlyFields != nil {
+			w.rb.early, w.rb.earlyNames, w.rb.earlyFinders = w.filter, p.earlyFields, p.earlyFinders
 		}
 		var tail processor
 		if ordered {
@@ -287,8 +295,7 @@ func (e *executor) scanLiteral(w *workerState, c *fileread.Chunk) error {
 func (e *executor) line(w *workerState, c *fileread.Chunk, line []byte, off int64) error {
 	w.arena.reset()
 	w.parsed++
-	w.rb.build(line, &w.row)
-	if !w.filter.match(&w.row) {
+	if !w.rb.build(line, &w.row) || !w.filter.match(&w.row) {
 		return nil
 	}
 	w.matched++
@@ -392,6 +399,7 @@ func (e *executor) stats() Stats {
 		st.BadLines += w.rb.badLines
 		st.PlainLines += w.rb.plainLines
 		st.BadTimes += w.rb.badTimes
+		st.EarlyRejected += w.rb.earlyLines
 	}
 	if e.stopped.Load() {
 		st.LinesExact = false

@@ -75,6 +75,12 @@ type plan struct {
 	// (only \uXXXX can then hide it), else a lone backslash.
 	escapeProbe []byte
 
+	// earlyFields are the filter's fields when lines may be rejected as
+	// soon as they have set them all (see earlyFilter); nil if not.
+	// earlyFinders find, for each, its last dotted segment or a backslash.
+	earlyFields  []string
+	earlyFinders []*candFinder
+
 	// countOnly marks "* | stats count()" with nothing else per row: the
 	// executor counts non-empty lines without parsing them.
 	countOnly bool
@@ -145,6 +151,13 @@ func newPlan(q *Query, opts Options) (*plan, error) {
 		p.cands = newCandFinder(p.literal, p.escapeProbe)
 	}
 	p.timeMin, p.timeMax, p.hasTimeRange = topTimeRange(q.Filter)
+	if names, ok := earlyFilter(q.Filter); ok {
+		p.earlyFields = names
+		for _, n := range names {
+			seg := n[strings.LastIndexByte(n, '.')+1:]
+			p.earlyFinders = append(p.earlyFinders, newCandFinder([]byte(seg), []byte(`\`)))
+		}
+	}
 
 	if st, ok := p.barrier.(*PipeStats); ok && len(p.pre) == 0 && len(st.By) == 0 && isFilterAll(q.Filter) {
 		p.countOnly = true

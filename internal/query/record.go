@@ -1,6 +1,7 @@
 package query
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/spate-io/spate/internal/ndjson"
@@ -106,6 +107,13 @@ type recordBuilder struct {
 	timeFields []string
 	arena      *arena
 
+	// Early rejection (see earlyFilter): the worker's filter, its fields
+	// and plan.earlyFinders; early is nil when it is off.
+	early        matcher
+	earlyNames   []string
+	earlyFinders []*candFinder
+	scratch      []byte // for candFinder.containsIn
+
 	keys keyTable
 	// byToken caches keys.lookup and the need check of keyOther keys by
 	// ndjson KeyToken (index token%32): the keys of a file's lines mostly
@@ -116,6 +124,7 @@ type recordBuilder struct {
 	badLines   int64 // lines that start like JSON but are not valid
 	plainLines int64 // lines that are not JSON objects (plain text)
 	badTimes   int64 // JSON logs whose time field could not be parsed
+	earlyLines int64 // lines the filter rejected before their end (see build)
 }
 
 func newRecordBuilder(p *plan, a *arena) *recordBuilder {
@@ -193,9 +202,90 @@ func (t *keyTable) lookup(key []byte) (int, int, string) {
 	return keyOther, 0, ""
 }
 
-// build fills r from line (without its '\n'). r's strings alias line and the
-// arena: they are valid until the arena is reset or the chunk released.
-func (b *recordBuilder) build(line []byte, r *Row) {
+// earlyFilter reports the fields of f when the record builder may reject a
+// line as soon as it has seen them all (see recordBuilder.build): f reads
+// only ordinary fields, each the value of one key (not _msg, _time or the
+// parsed time), and f rejects a line that is not JSON, whose row has none
+// of them. Then the answer does not depend on the rest of the line, once
+// the rest cannot set those fields again.
+func earlyFilter(f Filter) ([]string, bool) {
+	var names []string
+	ok := true
+	var walk func(Filter)
+	walk = func(f Filter) {
+		var field string
+		switch f := f.(type) {
+		case *FilterAnd:
+			for _, c := range f.Filters {
+				walk(c)
+			}
+			return
+		case *FilterOr:
+			for _, c := range f.Filters {
+				walk(c)
+			}
+			return
+		case *FilterNot:
+			walk(f.Filter)
+			return
+		case *FilterPhrase:
+			field = f.Field
+		case *FilterPrefix:
+			field = f.Field
+		case *FilterExact:
+			field = f.Field
+		case *FilterIn:
+			field = f.Field
+		case *FilterContainsAny:
+			field = f.Field
+		case *FilterContainsAll:
+			field = f.Field
+		case *FilterSeq:
+			field = f.Field
+		case *FilterRegexp:
+			field = f.Field
+		case *FilterCompare:
+			field = f.Field
+		case *FilterRange:
+			field = f.Field
+		default: // all, time filters, anything new
+			ok = false
+			return
+		}
+		seg := field[strings.LastIndexByte(field, '.')+1:]
+		if seg == "" || strings.HasPrefix(field, "_") || strings.HasSuffix(field, "*") {
+			ok = false // _msg, _time, _stream...; patterns
+			return
+		}
+		if !slices.Contains(names, field) {
+			names = append(names, field)
+		}
+	}
+	walk(f)
+	if !ok || len(names) == 0 || len(names) > 64 {
+		return nil, false
+	}
+	m, err := compileFilter(f)
+	if err != nil || m.match(&Row{}) {
+		return nil, false // a plain-text line could match
+	}
+	return names, true
+}
+
+// build fills r from line (without its '\n') and reports true; or, when
+// the builder's filter has rejected the line early, it reports false and
+// r is not the whole record. r's strings alias line and the arena: they
+// are valid until the arena is reset or the chunk released.
+//
+// Early rejection: once a line has set every field of the filter and the
+// rest of the line can no longer set them (it holds no backslash and none
+// of their last segments: see Iter.Rest), the filter's answer is final.
+// If it is no, the line is rejected without walking the rest. A line
+// that is not valid JSON past that point would be plain text, whose row
+// the filter rejects too (earlyFilter checks), so the answer is exact; but
+// such a line is not counted in badLines, as for lines the literal
+// prefilter skips.
+func (b *recordBuilder) build(line []byte, r *Row) bool {
 	r.Reset()
 	if len(line) == 0 || line[0] != '{' {
 		// Fast path for plain text: a line that does not start with '{'
@@ -207,12 +297,13 @@ func (b *recordBuilder) build(line []byte, r *Row) {
 		if i == len(line) || line[i] != '{' {
 			b.plainLines++
 			b.plain(line, r)
-			return
+			return true
 		}
 	}
 	msgPrio, timePrio := len(b.msgFields), len(b.timeFields)
 	var msg, tm string
 	var msgName, timeName string
+	var seen uint64 // b.earlyNames set so far, by index
 	it := &b.it
 	it.Reset(line)
 	for it.Next() {
@@ -236,6 +327,10 @@ func (b *recordBuilder) build(line []byte, r *Row) {
 			}
 		case class == keyNeed:
 			r.Set(cname, b.value())
+			if b.early != nil && b.rejectEarly(cname, &seen, r) {
+				b.earlyLines++
+				return false
+			}
 		case class == keyPrefixed:
 			r.Set(b.arena.add(it.Key()), b.value())
 		case class != keyOther:
@@ -248,7 +343,7 @@ func (b *recordBuilder) build(line []byte, r *Row) {
 	if it.Err() != nil {
 		b.badLines++
 		b.plain(line, r)
-		return
+		return true
 	}
 	if b.needMsg {
 		if msg == "" {
@@ -267,6 +362,28 @@ func (b *recordBuilder) build(line []byte, r *Row) {
 			b.badTimes++
 		}
 	}
+	return true
+}
+
+// rejectEarly notes that the line set the needed field name; once it has
+// set every filter field, it reports whether the filter rejects r for good
+// (see build).
+func (b *recordBuilder) rejectEarly(name string, seen *uint64, r *Row) bool {
+	i := slices.Index(b.earlyNames, name)
+	if i < 0 {
+		return false
+	}
+	*seen |= 1 << i
+	if *seen != 1<<len(b.earlyNames)-1 {
+		return false
+	}
+	rest := b.it.Rest()
+	for _, f := range b.earlyFinders {
+		if f.containsIn(rest, &b.scratch) {
+			return false // the field may be set again
+		}
+	}
+	return !b.early.match(r)
 }
 
 // tokenClass is a cached classification of the key with KeyToken tok.

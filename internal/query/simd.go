@@ -152,6 +152,37 @@ func (s *candScan) find(pos int) int {
 	return s.portable(max(pos, s.next))
 }
 
+// containsIn reports whether s contains the literal or the escape probe.
+// It is meant for short s (the rest of a line, see recordBuilder.build),
+// where the tail that candScan leaves to the portable search would be most
+// of the work: with AVX2 it copies s into *scratch, padded so that the
+// kernel may load past the end, and probes every start there.
+func (c *candFinder) containsIn(s []byte, scratch *[]byte) bool {
+	if !useAVX2 {
+		return c.f.index(s) >= 0 || bytes.Index(s, c.esc) >= 0
+	}
+	buf := append((*scratch)[:0], s...)
+	buf = append(buf, make([]byte, 64+c.maxOff)...) // zero padding: allocates only to grow
+	*scratch = buf
+	for next := 0; next < len(s); {
+		base, mask := probeAVX2(&buf[0], next, len(s)-1, &c.pr)
+		for ; mask != 0; mask &= mask - 1 {
+			q := base + bits.TrailingZeros64(mask)
+			if q >= len(s) {
+				return false
+			}
+			if c.verify(s, q) {
+				return true
+			}
+		}
+		next = base + 64
+		if base > len(s)-1 {
+			break
+		}
+	}
+	return false
+}
+
 // verify reports whether the literal or the escape probe starts at q.
 func (c *candFinder) verify(data []byte, q int) bool {
 	return bytes.HasPrefix(data[q:], c.lit) || bytes.HasPrefix(data[q:], c.esc)

@@ -126,3 +126,38 @@ func equalInts(a, b []int) bool {
 	}
 	return true
 }
+
+// TestContainsIn checks candFinder.containsIn against bytes.Contains on
+// random short haystacks with many near-matches, including matches that
+// end on the last byte and haystacks shorter than the kernel's block.
+func TestContainsIn(t *testing.T) {
+	forEachKernel(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(5, 6))
+		alphabet := []byte(`statusx "`)
+		var scratch []byte
+		found := 0
+		for range 20000 {
+			lit := make([]byte, 1+r.IntN(8))
+			for i := range lit {
+				lit[i] = "status"[r.IntN(6)]
+			}
+			hay := make([]byte, r.IntN(300))
+			for i := range hay {
+				hay[i] = alphabet[r.IntN(len(alphabet))]
+				if r.IntN(1000) == 0 {
+					hay[i] = '\\'
+				}
+			}
+			want := bytes.Contains(hay, lit) || bytes.IndexByte(hay, '\\') >= 0
+			if got := newCandFinder(lit, []byte(`\`)).containsIn(hay, &scratch); got != want {
+				t.Fatalf("containsIn(%q, %q) = %v, want %v", hay, lit, got, want)
+			}
+			if want {
+				found++
+			}
+		}
+		if found < 2000 || found > 18000 {
+			t.Fatalf("%d of 20000 haystacks contain the literal: the test needs both answers often", found)
+		}
+	})
+}
