@@ -377,13 +377,18 @@ func (b *recordBuilder) rejectEarly(name string, seen *uint64, r *Row) bool {
 	if *seen != 1<<len(b.earlyNames)-1 {
 		return false
 	}
+	if b.early.match(r) {
+		return false // read on: the filter runs again on the whole row
+	}
+	// The filter says no so far: it is final unless the rest of the line
+	// can set a filter field again.
 	rest := b.it.Rest()
 	for _, f := range b.earlyFinders {
 		if f.containsIn(rest, &b.scratch) {
-			return false // the field may be set again
+			return false
 		}
 	}
-	return !b.early.match(r)
+	return true
 }
 
 // tokenClass is a cached classification of the key with KeyToken tok.
