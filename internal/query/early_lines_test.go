@@ -7,10 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spate-io/spate/internal/conformance"
-	"github.com/spate-io/spate/internal/fileread"
 	"github.com/spate-io/spate/internal/query"
-	"github.com/spate-io/spate/internal/query/naive"
 )
 
 // earlyLines are lines where a filter on status could be decided too early:
@@ -58,28 +55,12 @@ func TestEarlyReject(t *testing.T) {
 	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	naiveLines := readLines(t, path)
 	for _, text := range earlyQueries {
-		q, err := query.Parse(text, diffNow)
-		if err != nil {
-			t.Fatalf("%s: %v", text, err)
-		}
-		want, err := naive.Run(q, naiveLines, naive.Options{Now: diffNow})
-		if err != nil {
-			t.Fatalf("%s: naive: %v", text, err)
-		}
-		for _, workers := range []int{1, 3} {
-			got, st, err := runEngine(t, text, path, fileread.Config{Workers: workers, ChunkSize: 256}, query.Options{})
-			if err != nil {
-				t.Fatalf("%s: %v", text, err)
-			}
-			if err := conformance.Compare(conformance.Case{ID: text, Expected: want}, got); err != nil {
-				t.Errorf("%s (workers=%d): engine and naive differ: %v", text, workers, err)
-			}
+		compareNaive(t, path, text, 256, func(workers int, st query.Stats) {
 			early := !strings.HasPrefix(text, "-") // -status:<500 matches plain text
 			if early && st.EarlyRejected < 50 || !early && st.EarlyRejected != 0 {
 				t.Errorf("%s (workers=%d): %d lines rejected early", text, workers, st.EarlyRejected)
 			}
-		}
+		})
 	}
 }

@@ -48,30 +48,39 @@ func TestEdgeLines(t *testing.T) {
 	if err := os.WriteFile(path, []byte(strings.Join(edgeLines, "\n")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	lines := readLines(t, path)
 	for _, text := range edgeQueries {
-		q, err := query.Parse(text, diffNow)
-		if err != nil {
-			t.Fatalf("%s: %v", text, err)
-		}
-		want, err := naive.Run(q, lines, naive.Options{Now: diffNow})
-		if err != nil {
-			t.Fatalf("%s: naive: %v", text, err)
-		}
-		for _, workers := range []int{1, 3} {
-			got, st, err := runEngine(t, text, path, fileread.Config{Workers: workers, ChunkSize: 64}, query.Options{})
-			if err != nil {
-				t.Fatalf("%s: %v", text, err)
-			}
-			if err := conformance.Compare(conformance.Case{ID: text, Expected: want}, got); err != nil {
-				t.Errorf("%s (workers=%d): engine and naive differ: %v", text, workers, err)
-			}
+		compareNaive(t, path, text, 64, func(workers int, st query.Stats) {
 			if text == `* | stats by (level) count() n` {
 				// Every line was parsed: the counts are exact.
 				if st.BadLines != 2 || st.PlainLines != 2 || st.Lines != 11 {
 					t.Errorf("stats: %d bad, %d plain, %d lines; want 2 bad (truncated, invalid UTF-8), 2 plain (text, spaces), 11 lines", st.BadLines, st.PlainLines, st.Lines)
 				}
 			}
+		})
+	}
+}
+
+// compareNaive runs the query text over path with the engine (1 and 3
+// workers, chunks of chunk bytes) and with the naive evaluator, fails on
+// any difference, and hands each engine run's stats to check.
+func compareNaive(t *testing.T, path, text string, chunk int, check func(workers int, st query.Stats)) {
+	t.Helper()
+	q, err := query.Parse(text, diffNow)
+	if err != nil {
+		t.Fatalf("%s: %v", text, err)
+	}
+	want, err := naive.Run(q, readLines(t, path), naive.Options{Now: diffNow})
+	if err != nil {
+		t.Fatalf("%s: naive: %v", text, err)
+	}
+	for _, workers := range []int{1, 3} {
+		got, st, err := runEngine(t, text, path, fileread.Config{Workers: workers, ChunkSize: chunk}, query.Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", text, err)
 		}
+		if err := conformance.Compare(conformance.Case{ID: text, Expected: want}, got); err != nil {
+			t.Errorf("%s (workers=%d): engine and naive differ: %v", text, workers, err)
+		}
+		check(workers, st)
 	}
 }

@@ -406,27 +406,40 @@ func filterNeeds(f Filter, in *fieldSet, needTime *bool) {
 		filterNeeds(f.Filter, in, needTime)
 	case *FilterTime:
 		*needTime = true
-	case *FilterPhrase:
-		in.add(f.Field)
-	case *FilterPrefix:
-		in.add(f.Field)
-	case *FilterExact:
-		in.add(f.Field)
-	case *FilterIn:
-		in.add(f.Field)
-	case *FilterContainsAny:
-		in.add(f.Field)
-	case *FilterContainsAll:
-		in.add(f.Field)
-	case *FilterSeq:
-		in.add(f.Field)
-	case *FilterRegexp:
-		in.add(f.Field)
-	case *FilterCompare:
-		in.add(f.Field)
-	case *FilterRange:
-		in.add(f.Field)
+	default:
+		if field, ok := filterField(f); ok {
+			in.add(field)
+		}
 	}
+}
+
+// filterField returns the field that a leaf filter (phrase, prefix, exact,
+// in, contains, seq, regexp, comparison, range) reads; ok is false for
+// the logical filters, * and time filters.
+func filterField(f Filter) (field string, ok bool) {
+	switch f := f.(type) {
+	case *FilterPhrase:
+		return f.Field, true
+	case *FilterPrefix:
+		return f.Field, true
+	case *FilterExact:
+		return f.Field, true
+	case *FilterIn:
+		return f.Field, true
+	case *FilterContainsAny:
+		return f.Field, true
+	case *FilterContainsAll:
+		return f.Field, true
+	case *FilterSeq:
+		return f.Field, true
+	case *FilterRegexp:
+		return f.Field, true
+	case *FilterCompare:
+		return f.Field, true
+	case *FilterRange:
+		return f.Field, true
+	}
+	return "", false
 }
 
 // requiredLiteral returns a string that every line matching f contains in

@@ -213,7 +213,6 @@ func earlyFilter(f Filter) ([]string, bool) {
 	ok := true
 	var walk func(Filter)
 	walk = func(f Filter) {
-		var field string
 		switch f := f.(type) {
 		case *FilterAnd:
 			for _, c := range f.Filters {
@@ -228,27 +227,9 @@ func earlyFilter(f Filter) ([]string, bool) {
 		case *FilterNot:
 			walk(f.Filter)
 			return
-		case *FilterPhrase:
-			field = f.Field
-		case *FilterPrefix:
-			field = f.Field
-		case *FilterExact:
-			field = f.Field
-		case *FilterIn:
-			field = f.Field
-		case *FilterContainsAny:
-			field = f.Field
-		case *FilterContainsAll:
-			field = f.Field
-		case *FilterSeq:
-			field = f.Field
-		case *FilterRegexp:
-			field = f.Field
-		case *FilterCompare:
-			field = f.Field
-		case *FilterRange:
-			field = f.Field
-		default: // all, time filters, anything new
+		}
+		field, leaf := filterField(f)
+		if !leaf { // all, time filters, anything new
 			ok = false
 			return
 		}
