@@ -62,3 +62,18 @@ func eqBytes(w, pat uint64) uint64 {
 	x := w ^ pat
 	return ^((x&lo7 + lo7) | x | lo7)
 }
+
+// ParseDigits parses s, which must be all ASCII digits, as a decimal
+// number; it reports false for any other byte. It does not check for
+// overflow: callers pass a few digits (date and time fields). It inlines.
+func ParseDigits(s string) (int, bool) {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
+}

@@ -76,3 +76,18 @@ func BenchmarkLastIndexByte(b *testing.B) {
 		})
 	}
 }
+
+func TestParseDigits(t *testing.T) {
+	for _, tc := range []struct {
+		s  string
+		n  int
+		ok bool
+	}{
+		{"", 0, true}, {"0", 0, true}, {"07", 7, true}, {"2026", 2026, true}, {"1234567890", 1234567890, true},
+		{"-1", 0, false}, {"+1", 0, false}, {"1a", 0, false}, {" 1", 0, false}, {"1/", 0, false}, {"9:", 0, false},
+	} {
+		if n, ok := ParseDigits(tc.s); n != tc.n || ok != tc.ok {
+			t.Errorf("ParseDigits(%q) = %d, %v; want %d, %v", tc.s, n, ok, tc.n, tc.ok)
+		}
+	}
+}

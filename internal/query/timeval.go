@@ -69,12 +69,12 @@ func parseRFC3339(s string) (int64, bool) {
 		s[13] != ':' || s[16] != ':' {
 		return parseRFC3339Slow(s)
 	}
-	year, ok1 := digits(s[0:4])
-	month, ok2 := digits(s[5:7])
-	day, ok3 := digits(s[8:10])
-	hour, ok4 := digits(s[11:13])
-	minute, ok5 := digits(s[14:16])
-	sec, ok6 := digits(s[17:19])
+	year, ok1 := bytesutil.ParseDigits(s[0:4])
+	month, ok2 := bytesutil.ParseDigits(s[5:7])
+	day, ok3 := bytesutil.ParseDigits(s[8:10])
+	hour, ok4 := bytesutil.ParseDigits(s[11:13])
+	minute, ok5 := bytesutil.ParseDigits(s[14:16])
+	sec, ok6 := bytesutil.ParseDigits(s[17:19])
 	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6) || month < 1 || month > 12 || day < 1 ||
 		day > daysIn(month, year) || hour > 23 || minute > 59 || sec > 59 {
 		return parseRFC3339Slow(s)
@@ -100,8 +100,8 @@ func parseRFC3339(s string) (int64, bool) {
 	switch {
 	case i == len(s)-1 && (s[i] == 'Z' || s[i] == 'z'):
 	case i == len(s)-6 && (s[i] == '+' || s[i] == '-') && s[i+3] == ':':
-		oh, ok1 := digits(s[i+1 : i+3])
-		om, ok2 := digits(s[i+4 : i+6])
+		oh, ok1 := bytesutil.ParseDigits(s[i+1 : i+3])
+		om, ok2 := bytesutil.ParseDigits(s[i+4 : i+6])
 		if !ok1 || !ok2 || oh > 23 || om > 59 {
 			return parseRFC3339Slow(s)
 		}
@@ -123,18 +123,6 @@ func parseRFC3339Slow(s string) (int64, bool) {
 		return 0, false
 	}
 	return t.UnixNano(), true
-}
-
-func digits(s string) (int, bool) {
-	n := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + int(c-'0')
-	}
-	return n, true
 }
 
 func daysIn(month, year int) int {

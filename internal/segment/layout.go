@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/spate-io/spate/internal/bytesutil"
 )
 
 // DayLayout is the time layout of a day partition: the UTC date, as in
@@ -27,27 +29,14 @@ func validDay(s string) bool {
 	if len(s) != len(DayLayout) || s[4] != '-' || s[7] != '-' {
 		return false
 	}
-	y, ok1 := parseDigits(s[0:4])
-	m, ok2 := parseDigits(s[5:7])
-	d, ok3 := parseDigits(s[8:10])
+	y, ok1 := bytesutil.ParseDigits(s[0:4])
+	m, ok2 := bytesutil.ParseDigits(s[5:7])
+	d, ok3 := bytesutil.ParseDigits(s[8:10])
 	if !ok1 || !ok2 || !ok3 || m < 1 || m > 12 || d < 1 {
 		return false
 	}
 	// Day 0 of the next month is the last day of month m.
 	return d <= time.Date(y, time.Month(m+1), 0, 0, 0, 0, 0, time.UTC).Day()
-}
-
-// parseDigits parses s, which must be all ASCII digits.
-func parseDigits(s string) (int, bool) {
-	n := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + int(c-'0')
-	}
-	return n, true
 }
 
 // File names inside a day directory. A segment's sequence number is global
