@@ -273,17 +273,10 @@ func (it *Iter) Next() bool {
 			it.flags = it.plain
 		case c-'1' < 9:
 			// A number without sign, exponent or leading zero.
-			ve := vs + 1
-			for ve < len(s) && isDigit(s[ve]) {
-				ve++
-			}
+			ve := digitsEnd(s, vs+1)
 			if ve < len(s) && s[ve] == '.' {
-				ve++
-				f := ve
-				for ve < len(s) && isDigit(s[ve]) {
-					ve++
-				}
-				if ve == f {
+				f := ve + 1
+				if ve = digitsEnd(s, f); ve == f {
 					return it.nextStrict()
 				}
 			}

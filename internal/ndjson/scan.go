@@ -218,10 +218,7 @@ func scanNumber(s []byte, i int) (int, errCode) {
 	case c == '0':
 		i++
 	case '1' <= c && c <= '9':
-		i++
-		for i < len(s) && isDigit(s[i]) {
-			i++
-		}
+		i = digitsEnd(s, i+1)
 	default:
 		return i, ctxNumber
 	}
@@ -233,9 +230,7 @@ func scanNumber(s []byte, i int) (int, errCode) {
 		if !isDigit(s[i]) {
 			return i, ctxFraction
 		}
-		for i < len(s) && isDigit(s[i]) {
-			i++
-		}
+		i = digitsEnd(s, i)
 	}
 	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
 		i++
@@ -248,14 +243,42 @@ func scanNumber(s []byte, i int) (int, errCode) {
 		if !isDigit(s[i]) {
 			return i, ctxExponent
 		}
-		for i < len(s) && isDigit(s[i]) {
-			i++
-		}
+		i = digitsEnd(s, i)
 	}
 	return i, errNone
 }
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// digitsEnd returns the index of the first byte at or after s[i] that is
+// not an ASCII digit, or len(s). It tests eight bytes per step, so a run of
+// up to eight digits (most numbers in logs) costs one step and no
+// data-dependent loop exit.
+func digitsEnd(s []byte, i int) int {
+	for ; i <= len(s)-8; i += 8 {
+		if m := nonDigitMask(binary.LittleEndian.Uint64(s[i:])); m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+	}
+	for i < len(s) && isDigit(s[i]) {
+		i++
+	}
+	return i
+}
+
+// nonDigitMask returns a word with the high bit set in (at least) the
+// lowest byte of w, in little-endian order, that is not an ASCII digit,
+// and no bit below it; 0 if all eight bytes are digits.
+//
+// For a byte x, x+0x50 has its high bit set (without carrying out of the
+// byte) exactly when '0' <= x <= 0xaf, and x+0x46 exactly when '9' < x <=
+// 0xb9; so the mask flags x < '0', x > '9' up to 0xb9 and, as the first
+// sum wraps, x >= 0xb0. A digit's sums never carry; a flagged byte's may
+// carry into the byte above, so, as in specialMask, only the lowest set
+// bit is meaningful.
+func nonDigitMask(w uint64) uint64 {
+	return (^(w + lsb*0x50) | (w + lsb*0x46)) & msb
+}
 
 // scanLiteral validates that s[i:] starts with lit ("true", "false" or
 // "null"; s[i] == lit[0] is known) and returns the index just past it.

@@ -152,3 +152,68 @@ func TestFindSpecial(t *testing.T) {
 		}
 	}
 }
+
+// TestDigitsEnd checks nonDigitMask against the byte loop (every byte value
+// at every position after a run of digits, with random bytes after it,
+// where bytes >= 0xb0 carry into the next byte's sums) and digitsEnd at
+// every start offset of short and long inputs.
+func TestDigitsEnd(t *testing.T) {
+	naive := func(b []byte) int {
+		for i, c := range b {
+			if !isDigit(c) {
+				return i
+			}
+		}
+		return len(b)
+	}
+	first := func(w uint64) int {
+		m := nonDigitMask(w)
+		if m == 0 {
+			return 8
+		}
+		return bits.TrailingZeros64(m) >> 3
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	var b [8]byte
+	for pos := range 8 {
+		for c := range 256 {
+			for trial := range 20 {
+				for k := range b {
+					switch {
+					case k < pos:
+						b[k] = '0' + byte(rng.IntN(10))
+					case trial == 0:
+						b[k] = '9'
+					case trial == 1:
+						b[k] = 0xff
+					default:
+						b[k] = byte(rng.Uint32())
+					}
+				}
+				b[pos] = byte(c)
+				w := binary.LittleEndian.Uint64(b[:])
+				if got, want := first(w), naive(b[:]); got != want {
+					t.Fatalf("%q: got first non-digit at %d, want %d", b, got, want)
+				}
+			}
+		}
+	}
+	alphabet := []byte("0123456789.e-,}\x80\xff/:")
+	for n := range 40 {
+		for range 200 {
+			s := make([]byte, n)
+			for k := range s {
+				if rng.IntN(5) > 0 {
+					s[k] = '0' + byte(rng.IntN(10))
+				} else {
+					s[k] = alphabet[rng.IntN(len(alphabet))]
+				}
+			}
+			for i := 0; i <= n; i++ {
+				if got, want := digitsEnd(s, i), i+naive(s[i:]); got != want {
+					t.Fatalf("digitsEnd(%q, %d) = %d, want %d", s, i, got, want)
+				}
+			}
+		}
+	}
+}
