@@ -143,11 +143,20 @@ func newRecordBuilder(p *plan, a *arena) *recordBuilder {
 	if p.opts.TimeField != "" {
 		b.timeFields = []string{p.opts.TimeField}
 	}
-	for i, n := range b.msgFields {
-		b.keys.add(n, keyMsg, i)
+	// Message and time candidates are classified only when the query can
+	// tell them apart from other keys: when it needs _msg or _time, or one
+	// of the candidates by name (a candidate that loses to a better one is
+	// an ordinary field). Otherwise they are keyOther keys, which Next then
+	// skips like every other key the query ignores.
+	if b.needMsg || slices.ContainsFunc(b.msgFields, b.need.has) {
+		for i, n := range b.msgFields {
+			b.keys.add(n, keyMsg, i)
+		}
 	}
-	for i, n := range b.timeFields {
-		b.keys.add(n, keyTime, i)
+	if b.needTime || slices.ContainsFunc(b.timeFields, b.need.has) {
+		for i, n := range b.timeFields {
+			b.keys.add(n, keyTime, i)
+		}
 	}
 	for _, n := range b.need.names {
 		b.keys.add(n, keyNeed, 0)
