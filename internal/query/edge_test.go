@@ -1,6 +1,7 @@
 package query_test
 
 import (
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -89,5 +90,24 @@ func compareNaive(t *testing.T, path, text string, chunk int, check func(workers
 			t.Errorf("%s (workers=%d): engine and naive differ: %v", text, workers, err)
 		}
 		check(workers, st)
+	}
+}
+
+// TestShortLines runs the engine over many short lines: JSON, plain text,
+// CRLF, empty and "\r" lines, and lines that start with a CR before their
+// JSON (JSON whitespace: the line is still an object).
+func TestShortLines(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	pieces := []string{"a\n", "\n", "\r\n", "b\r\n", "\r", `{"k":1}` + "\n", `{"msg":"m"}` + "\r\n", "word word\n", `{"msg":"x`}
+	var b strings.Builder
+	for b.Len() < 20000 {
+		b.WriteString(pieces[r.IntN(len(pieces))])
+	}
+	path := filepath.Join(t.TempDir(), "short.log")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range []string{`* | stats count() n`, `* | stats by (_msg, k) count() n`} {
+		compareNaive(t, path, text, 4096, func(int, query.Stats) {})
 	}
 }

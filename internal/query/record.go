@@ -279,9 +279,9 @@ func (b *recordBuilder) build(line []byte, r *Row) bool {
 	r.Reset()
 	if len(line) == 0 || line[0] != '{' {
 		// Fast path for plain text: a line that does not start with '{'
-		// (after optional spaces) is not a JSON object.
+		// (after optional JSON whitespace) is not a JSON object.
 		i := 0
-		for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
+		for i < len(line) && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r') {
 			i++
 		}
 		if i == len(line) || line[i] != '{' {
