@@ -2,6 +2,8 @@ package query
 
 import (
 	"math"
+	"math/rand/v2"
+	"strconv"
 	"testing"
 )
 
@@ -185,4 +187,40 @@ func TestIsNumberPrefixLit(t *testing.T) {
 	f(".x", false)
 	f("-", false)
 	f("", false)
+}
+
+// TestAppendNumberIntegers checks appendNumber's integer fast path against
+// the general formatting (shortest 'f' text) on integers around powers of
+// two and ten up to 2^53, random ones, and random larger ones that the
+// fast path must leave alone.
+func TestAppendNumberIntegers(t *testing.T) {
+	general := func(f float64) string {
+		if f == 0 {
+			return "0"
+		}
+		return strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	var fs []float64
+	for e := 0; e <= 53; e++ {
+		p := math.Ldexp(1, e)
+		fs = append(fs, p-1, p, p+1, -p, -(p - 1))
+	}
+	for p := 1.0; p < 1<<53; p *= 10 {
+		fs = append(fs, p-1, p, p+1, -p)
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 100000 {
+		f := float64(r.Int64N(1 << 53))
+		if r.IntN(2) == 0 {
+			f = -f
+		}
+		fs = append(fs, f, math.Trunc(f/float64(1+r.IntN(1000))))
+		fs = append(fs, math.Ldexp(float64(r.Int64N(1<<53)), 1+r.IntN(10))) // beyond: the general path
+	}
+	fs = append(fs, math.Copysign(0, -1), 1<<53, 1<<53+2, 1e20)
+	for _, f := range fs {
+		if got, want := string(appendNumber(nil, f)), general(f); got != want {
+			t.Fatalf("appendNumber(%v) = %q, want %q", f, got, want)
+		}
+	}
 }

@@ -88,8 +88,12 @@ func appendNumber(dst []byte, f float64) []byte {
 		return append(dst, "-Inf"...)
 	}
 	if f == math.Trunc(f) && math.Abs(f) < 1e21 {
-		if f == 0 {
-			return append(dst, '0')
+		if math.Abs(f) < 1<<53 {
+			// Fast path: counts and sums of integers. Below 2^53 every
+			// integer is a float64 and neighbours are at most 1 apart, so
+			// the shortest text that parses back to f is f's own digits,
+			// which AppendInt prints several times faster (and -0 as 0).
+			return strconv.AppendInt(dst, int64(f), 10)
 		}
 		return strconv.AppendFloat(dst, f, 'f', -1, 64)
 	}

@@ -1,0 +1,22 @@
+package query
+
+import "testing"
+
+// BenchmarkAppendNumber formats stats results: integer sums and counts
+// (the AppendInt fast path) and fractional averages (strconv's shortest
+// formatting).
+func BenchmarkAppendNumber(b *testing.B) {
+	for _, bc := range []struct {
+		name string
+		f    float64
+	}{{"integer", 1234567890123}, {"fraction", 1234.5678901}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			var buf []byte
+			for b.Loop() {
+				buf = appendNumber(buf[:0], bc.f)
+			}
+			b.SetBytes(int64(len(buf)))
+		})
+	}
+}
