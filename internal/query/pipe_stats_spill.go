@@ -7,6 +7,7 @@ import (
 	"hash/maphash"
 	"io"
 	"math"
+	"math/bits"
 	"os"
 	"runtime"
 	"slices"
@@ -307,13 +308,19 @@ func (s *statsProc) flushSpilled() error {
 		go func() {
 			defer wg.Done()
 			var buf []byte
+			groups := 0 // in this goroutine's last partition
 			for p := k; p < spillParts; p += n {
 				var sp spilledPart
 				cols := make([]statsColumn, len(s.cols))
 				for i, c := range s.cols {
 					cols[i] = c.(spillColumn).fresh()
 				}
+				// Partitions hold about as many groups as each other
+				// (keys are spread by hash): sizing the index for the last
+				// one's saves growing it from empty every time.
+				sp.tab.presize(groups)
 				sp.err = readPart(&sp.tab, cols, s.spill.runs, &buf, p)
+				groups = sp.tab.len()
 				if sp.err == nil {
 					nf := len(cols)
 					sp.vals = make([]string, sp.tab.len()*nf)
@@ -404,6 +411,14 @@ func (c *sumColumn) fresh() statsColumn { return &sumColumn{fields: c.fields, av
 func (c *sumColumn) reset() { c.sum, c.n = c.sum[:0], c.n[:0] }
 func (c *sumColumn) memBytes() int64 {
 	return 16 * int64(len(c.n))
+}
+
+// presize gives an empty table an index for n groups at its load factor,
+// so that adding up to n groups does not rehash.
+func (t *groupTable) presize(n int) {
+	if n > 0 && len(t.off) == 0 {
+		t.slots = make([]uint64, max(64, 1<<bits.Len(uint(2*n))))
+	}
 }
 
 // hash returns group g's key hash.
