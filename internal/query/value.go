@@ -75,7 +75,8 @@ func parseNumber(s string) (float64, bool) {
 // formatNumber prints f as VictoriaLogs does: the shortest text that parses
 // back to f, without an exponent for ordinary magnitudes.
 func formatNumber(f float64) string {
-	return string(appendNumber(nil, f))
+	var buf [32]byte // the text of most numbers fits: one allocation, the string's
+	return string(appendNumber(buf[:0], f))
 }
 
 func appendNumber(dst []byte, f float64) []byte {

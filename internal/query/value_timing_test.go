@@ -20,3 +20,15 @@ func BenchmarkAppendNumber(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFormatNumber is appendNumber as a string: one allocation for
+// the result.
+func BenchmarkFormatNumber(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		benchString = formatNumber(1234567890123)
+	}
+	b.SetBytes(int64(len(benchString)))
+}
+
+var benchString string
