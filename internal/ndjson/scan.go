@@ -169,11 +169,13 @@ func quickString(s []byte, i int) (int, bool) {
 // For a byte x below the first match, 0x20 <= x < 0x80 and x is neither
 // '"' nor '\\', so none of the three subtractions borrows or sets the high
 // bit: x^'"' - 1, x^'\\' - 1 and x - 0x20 all stay in 0x00..0x7e. At the
-// first match the corresponding term (or x itself, for >= 0x80) has its
-// high bit set. The usual "&^ x" of the haszero trick is folded into the
-// final "| w", since x^'"' and x^'\\' share x's high bit.
+// first match, with no borrow from below, the corresponding term has its
+// high bit set; for x >= 0x80, x^'"' and x^'\\' are both >= 0x80, and
+// subtracting 1 clears the high bit of at most one of them (only 0x80
+// loses it, and x cannot be 0xa2 and 0xdc at once). So the haszero trick's
+// usual "&^ x" is not needed, nor a "| w" for the bytes >= 0x80.
 func specialMask(w uint64) uint64 {
-	return (((w ^ (lsb * '"')) - lsb) | ((w ^ (lsb * '\\')) - lsb) | (w - lsb*0x20) | w) & msb
+	return (((w ^ (lsb * '"')) - lsb) | ((w ^ (lsb * '\\')) - lsb) | (w - lsb*0x20)) & msb
 }
 
 // quoteOrControlMask is specialMask without the bytes >= 0x80. Such bytes

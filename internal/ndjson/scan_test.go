@@ -17,23 +17,34 @@ func naiveSpecial(b []byte) int {
 	return len(b)
 }
 
-// TestSpecialMask checks the SWAR mask against the byte loop: every byte
-// value at every position of an otherwise plain word, with random bytes
-// after it (which must not matter), and random words.
-func TestSpecialMask(t *testing.T) {
-	first := func(w uint64) int {
-		m := specialMask(w)
-		if m == 0 {
-			return 8
-		}
-		for k := 0; k < 8; k++ {
-			if m&(0x80<<(8*k)) != 0 {
-				return k
+// checkFirstFlagged checks a SWAR mask against a byte predicate: the
+// lowest set bit of mask(w) must be in the first byte of w (little-endian)
+// that flagged reports, and mask(w) must be 0 when there is none. It tries
+// every byte value at every position, after bytes that fill gives (by
+// position and trial) and before bytes that above gives for the first
+// trials and random bytes for the rest (bytes above the first flagged one
+// must not matter), and then random words.
+func checkFirstFlagged(t *testing.T, rng *rand.Rand, mask func(uint64) uint64, flagged func(byte) bool, fill func(k, trial int) byte, above []byte) {
+	t.Helper()
+	check := func(w uint64) {
+		t.Helper()
+		var b [8]byte
+		binary.LittleEndian.PutUint64(b[:], w)
+		want := 8
+		for i, c := range b {
+			if flagged(c) {
+				want = i
+				break
 			}
 		}
-		panic("unreachable")
+		got := 8
+		if m := mask(w); m != 0 {
+			got = bits.TrailingZeros64(m) >> 3
+		}
+		if got != want {
+			t.Fatalf("%q: got first flagged byte at %d, want %d", b, got, want)
+		}
 	}
-	rng := rand.New(rand.NewPCG(1, 2))
 	var b [8]byte
 	for pos := range 8 {
 		for c := range 256 {
@@ -41,78 +52,42 @@ func TestSpecialMask(t *testing.T) {
 				for k := range b {
 					switch {
 					case k < pos:
-						b[k] = 'a' + byte(k)
-					case trial == 0:
-						b[k] = 0x20 // a borrow into 0x20 flips its high bit
+						b[k] = fill(k, trial)
+					case trial < len(above):
+						b[k] = above[trial]
 					default:
 						b[k] = byte(rng.Uint32())
 					}
 				}
 				b[pos] = byte(c)
-				w := binary.LittleEndian.Uint64(b[:])
-				if got, want := first(w), naiveSpecial(b[:]); got != want {
-					t.Fatalf("%q: got first special at %d, want %d", b, got, want)
-				}
+				check(binary.LittleEndian.Uint64(b[:]))
 			}
 		}
 	}
 	for range 100000 {
-		w := rng.Uint64()
-		binary.LittleEndian.PutUint64(b[:], w)
-		if got, want := first(w), naiveSpecial(b[:]); got != want {
-			t.Fatalf("%q: got first special at %d, want %d", b, got, want)
-		}
+		check(rng.Uint64())
 	}
 }
 
-// TestQuoteOrControlMask checks quoteOrControlMask against the byte loop
-// like TestSpecialMask.
+// TestSpecialMask checks specialMask against the byte loop.
+func TestSpecialMask(t *testing.T) {
+	checkFirstFlagged(t, rand.New(rand.NewPCG(1, 2)), specialMask,
+		func(c byte) bool { return c == '"' || c == '\\' || c < 0x20 || c >= 0x80 },
+		func(k, _ int) byte { return 'a' + byte(k) },
+		[]byte{0x20}) // a borrow into 0x20 flips its high bit
+}
+
+// TestQuoteOrControlMask checks quoteOrControlMask, with non-ASCII bytes
+// (which it must not flag) before the byte in half the trials.
 func TestQuoteOrControlMask(t *testing.T) {
-	naive := func(b []byte) int {
-		for i, c := range b {
-			if c == '"' || c == '\\' || c < 0x20 {
-				return i
+	checkFirstFlagged(t, rand.New(rand.NewPCG(3, 4)), quoteOrControlMask,
+		func(c byte) bool { return c == '"' || c == '\\' || c < 0x20 },
+		func(k, trial int) byte {
+			if trial%2 == 0 {
+				return 0x80 + byte(k)*9
 			}
-		}
-		return len(b)
-	}
-	first := func(w uint64) int {
-		m := quoteOrControlMask(w)
-		if m == 0 {
-			return 8
-		}
-		return bits.TrailingZeros64(m) >> 3
-	}
-	rng := rand.New(rand.NewPCG(3, 4))
-	var b [8]byte
-	for pos := range 8 {
-		for c := range 256 {
-			for trial := range 20 {
-				for k := range b {
-					switch {
-					case k < pos && trial%2 == 0:
-						b[k] = 0x80 + byte(k)*9 // non-ASCII before the byte
-					case k < pos:
-						b[k] = 'a' + byte(k)
-					default:
-						b[k] = byte(rng.Uint32())
-					}
-				}
-				b[pos] = byte(c)
-				w := binary.LittleEndian.Uint64(b[:])
-				if got, want := first(w), naive(b[:]); got != want {
-					t.Fatalf("%q: got first special at %d, want %d", b, got, want)
-				}
-			}
-		}
-	}
-	for range 100000 {
-		w := rng.Uint64()
-		binary.LittleEndian.PutUint64(b[:], w)
-		if got, want := first(w), naive(b[:]); got != want {
-			t.Fatalf("%q: got first special at %d, want %d", b, got, want)
-		}
-	}
+			return 'a' + byte(k)
+		}, nil)
 }
 
 // TestFindSpecial checks findSpecial and findQuoteOrControl, including
@@ -153,11 +128,15 @@ func TestFindSpecial(t *testing.T) {
 	}
 }
 
-// TestDigitsEnd checks nonDigitMask against the byte loop (every byte value
-// at every position after a run of digits, with random bytes after it,
-// where bytes >= 0xb0 carry into the next byte's sums) and digitsEnd at
-// every start offset of short and long inputs.
+// TestDigitsEnd checks nonDigitMask against the byte loop (bytes >= 0xb0
+// above the first non-digit carry into the next byte's sums) and
+// digitsEnd at every start offset of short and long inputs.
 func TestDigitsEnd(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	checkFirstFlagged(t, rng, nonDigitMask,
+		func(c byte) bool { return !isDigit(c) },
+		func(int, int) byte { return '0' + byte(rng.IntN(10)) },
+		[]byte{'9', 0xff})
 	naive := func(b []byte) int {
 		for i, c := range b {
 			if !isDigit(c) {
@@ -165,38 +144,6 @@ func TestDigitsEnd(t *testing.T) {
 			}
 		}
 		return len(b)
-	}
-	first := func(w uint64) int {
-		m := nonDigitMask(w)
-		if m == 0 {
-			return 8
-		}
-		return bits.TrailingZeros64(m) >> 3
-	}
-	rng := rand.New(rand.NewPCG(7, 8))
-	var b [8]byte
-	for pos := range 8 {
-		for c := range 256 {
-			for trial := range 20 {
-				for k := range b {
-					switch {
-					case k < pos:
-						b[k] = '0' + byte(rng.IntN(10))
-					case trial == 0:
-						b[k] = '9'
-					case trial == 1:
-						b[k] = 0xff
-					default:
-						b[k] = byte(rng.Uint32())
-					}
-				}
-				b[pos] = byte(c)
-				w := binary.LittleEndian.Uint64(b[:])
-				if got, want := first(w), naive(b[:]); got != want {
-					t.Fatalf("%q: got first non-digit at %d, want %d", b, got, want)
-				}
-			}
-		}
 	}
 	alphabet := []byte("0123456789.e-,}\x80\xff/:")
 	for n := range 40 {
