@@ -22,8 +22,9 @@ func newFakeClock() *fakeClock {
 func (c *fakeClock) Now() time.Time          { return time.Unix(0, c.ns.Load()) }
 func (c *fakeClock) Advance(d time.Duration) { c.ns.Add(int64(d)) }
 
-// segmentSizes lists the segment files of dir as "day/seq:size".
-func segmentSizes(t *testing.T, dir string) []string {
+// segmentSizes lists the segment files of dir as "day/seq:size",
+// separated by spaces.
+func segmentSizes(t *testing.T, dir string) string {
 	t.Helper()
 	files, err := List(dir)
 	if err != nil {
@@ -33,7 +34,7 @@ func segmentSizes(t *testing.T, dir string) []string {
 	for _, f := range files {
 		out = append(out, fmt.Sprintf("%s/%d:%d", f.Day, f.Seq, f.Size))
 	}
-	return out
+	return strings.Join(out, " ")
 }
 
 // TestRotateBySize checks that a segment is sealed when the next request
@@ -50,7 +51,7 @@ func TestRotateBySize(t *testing.T) {
 	mustAppend(t, s, "2026-11-22", req)
 	mustAppend(t, s, "2026-11-23", req)
 	s.Close()
-	got := strings.Join(segmentSizes(t, dir), " ")
+	got := segmentSizes(t, dir)
 	want := "2026-11-22/0:900 2026-11-22/1:900 2026-11-22/2:300 2026-11-22/3:1500 2026-11-22/4:100 2026-11-23/5:100"
 	if got != want {
 		t.Fatalf("got segments\n%s\nwant\n%s", got, want)
@@ -90,7 +91,7 @@ func TestRotateBySizeInBatch(t *testing.T) {
 		t.Fatalf("got %d batches, want 2", b)
 	}
 	s.Close()
-	got := strings.Join(segmentSizes(t, dir), " ")
+	got := segmentSizes(t, dir)
 	want := "2026-11-22/0:906 2026-11-22/1:900 2026-11-22/2:300"
 	if got != want {
 		t.Fatalf("got segments\n%s\nwant\n%s", got, want)
@@ -109,7 +110,7 @@ func TestRotateByAge(t *testing.T) {
 	mustAppend(t, s, "2026-11-22", "c\n")
 	clock.Advance(time.Millisecond)
 	mustAppend(t, s, "2026-11-22", "d\n") // the segment is 40ms old: a new one
-	if got, want := strings.Join(segmentSizes(t, dir), " "), "2026-11-22/0:6 2026-11-22/1:2"; got != want {
+	if got, want := segmentSizes(t, dir), "2026-11-22/0:6 2026-11-22/1:2"; got != want {
 		t.Fatalf("got segments %s, want %s", got, want)
 	}
 	if got := s.Stats().ActiveSegments; got != 1 {
@@ -125,7 +126,7 @@ func TestRotateByAge(t *testing.T) {
 	waitFor(t, "the idle segment to be sealed", func() bool { return s.Stats().ActiveSegments == 0 })
 	mustAppend(t, s, "2026-11-22", "e\n")
 	s.Close()
-	if got, want := strings.Join(segmentSizes(t, dir), " "), "2026-11-22/0:6 2026-11-22/1:2 2026-11-22/2:2"; got != want {
+	if got, want := segmentSizes(t, dir), "2026-11-22/0:6 2026-11-22/1:2 2026-11-22/2:2"; got != want {
 		t.Fatalf("got segments %s, want %s", got, want)
 	}
 }
@@ -145,7 +146,7 @@ func TestMaxOpenDays(t *testing.T) {
 	mustAppend(t, s, "2026-11-01", "y\n") // sealed: a new segment
 	mustAppend(t, s, "2026-11-06", "y\n") // still active
 	s.Close()
-	got := strings.Join(segmentSizes(t, dir), " ")
+	got := segmentSizes(t, dir)
 	want := "2026-11-01/0:2 2026-11-01/6:2 2026-11-02/1:2 2026-11-03/2:2 2026-11-04/3:2 2026-11-05/4:2 2026-11-06/5:4"
 	if got != want {
 		t.Fatalf("got segments\n%s\nwant\n%s", got, want)
