@@ -101,6 +101,27 @@ func BenchmarkCountLines(b *testing.B) {
 			}
 		})
 	}
+	if saved {
+		// The exact kernel alone over the whole input: what countLinesVec
+		// falls back to for blocks with empty lines or CRLF.
+		b.Run("avx2-exact", func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			k := (len(data) - 64) &^ 63
+			for b.Loop() {
+				benchSink = countLinesAVX2(&data[64], k)
+			}
+		})
+		// CRLF line ends flag every block: both passes, the worst case.
+		crlf := bytes.ReplaceAll(data, []byte{'\n'}, []byte("\r\n"))
+		b.Run("avx2-crlf", func(b *testing.B) {
+			b.SetBytes(int64(len(crlf)))
+			b.ReportAllocs()
+			for b.Loop() {
+				benchSink = int(countLogLines(crlf))
+			}
+		})
+	}
 	b.Run("bytes.Count", func(b *testing.B) {
 		b.SetBytes(int64(len(data)))
 		b.ReportAllocs()

@@ -5,15 +5,26 @@ import (
 	"math/bits"
 )
 
-// countLinesVec counts the non-empty lines of data (see countLogLines) in
-// one pass with the AVX2 kernel; only call it when useAVX2 is set. The
-// first 64 bytes and the tail are counted here, so the kernel can look two
-// bytes back.
+// countLinesVec counts the non-empty lines of data (see countLogLines)
+// with the AVX2 kernels; only call it when useAVX2 is set. The first 64
+// bytes and the tail are counted here, so the kernels can look two bytes
+// back. Blocks of countVecBlock bytes are counted by countNewlinesAVX2,
+// which needs fewer operations per byte but only counts newlines: a block
+// where it flags a newline that may end an empty line is counted again,
+// from L1, by countLinesAVX2. So files with empty lines or CRLF line ends
+// take both passes over those blocks, and all other files one cheap pass.
 func countLinesVec(data []byte) int64 {
 	var n int64
 	if len(data) >= 128 {
 		k := (len(data) - 64) &^ 63
-		n = int64(countLinesAVX2(&data[64], k))
+		for off := 64; off < 64+k; off += countVecBlock {
+			m := min(countVecBlock, 64+k-off)
+			c, flagged := countNewlinesAVX2(&data[off], m)
+			if flagged {
+				c = countLinesAVX2(&data[off], m)
+			}
+			n += int64(c)
+		}
 		n += countEnds(data, 0, 64) + countEnds(data, 64+k, len(data))
 	} else {
 		n = countEnds(data, 0, len(data))
@@ -26,6 +37,11 @@ func countLinesVec(data []byte) int64 {
 	}
 	return n
 }
+
+// countVecBlock is the block of countLinesVec: a multiple of 64 that fits
+// in L1 with room to spare, so that a second pass over a flagged block
+// reads no memory.
+const countVecBlock = 16 << 10
 
 // countEnds counts the newlines in data[from:to] that end a non-empty line;
 // data starts at a line start.

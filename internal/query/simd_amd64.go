@@ -23,3 +23,11 @@ func countLinesAVX2(p *byte, n int) int
 //
 //go:noescape
 func probeAVX2(p *byte, start, limit int, pr *probes) (pos int, mask uint64)
+
+// countNewlinesAVX2 returns how many newlines p[:n] holds and whether the
+// byte before one of them is in 0x08..0x0F (so that the line it ends may
+// be empty), 64 bytes per step; n must be a positive multiple of 64, and
+// p[-1] must be readable.
+//
+//go:noescape
+func countNewlinesAVX2(p *byte, n int) (count int, flagged bool)

@@ -13,3 +13,7 @@ func countLinesAVX2(p *byte, n int) int {
 func probeAVX2(p *byte, start, limit int, pr *probes) (pos int, mask uint64) {
 	panic("BUG: probeAVX2 called without AVX2 support")
 }
+
+func countNewlinesAVX2(p *byte, n int) (count int, flagged bool) {
+	panic("BUG: countNewlinesAVX2 called without AVX2 support")
+}

@@ -40,6 +40,69 @@ func TestCountLinesVec(t *testing.T) {
 	}
 }
 
+// TestCountNewlinesAVX2 checks the newline kernel's own contract on random
+// bytes around the flagged range 0x08..0x0F: the count is bytes.Count's,
+// and the flag is set exactly when some newline follows a byte in the
+// range, including the byte before p.
+func TestCountNewlinesAVX2(t *testing.T) {
+	if !useAVX2 {
+		t.Skip("no AVX2")
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	alphabet := []byte{'a', '\n', '\n', '\r', '\t', 0x07, 0x08, 0x0f, 0x10, 0x8a, 0x8f}
+	for range 20000 {
+		data := make([]byte, 64*(2+r.IntN(12)))
+		for i := range data {
+			data[i] = 'a'
+			if r.IntN(8) == 0 {
+				data[i] = alphabet[r.IntN(len(alphabet))]
+			}
+		}
+		p := data[64:]
+		wantFlag := false
+		for i, c := range p {
+			prev := data[64+i-1]
+			wantFlag = wantFlag || (c == '\n' && prev >= 0x08 && prev <= 0x0f)
+		}
+		n, flag := countNewlinesAVX2(&p[0], len(p))
+		if want := bytes.Count(p, []byte{'\n'}); n != want || flag != wantFlag {
+			t.Fatalf("countNewlinesAVX2(%q) = %d, %v; want %d, %v", p, n, flag, want, wantFlag)
+		}
+	}
+}
+
+// TestCountLinesVecBlocks checks the two-kernel count on inputs several
+// countVecBlock blocks long: mostly plain lines, which the newline kernel
+// counts alone, with a few empty lines, CRLF ends and tabs before a
+// newline (flagged, yet not empty) dropped anywhere, and most often just
+// around block edges, where the flag depends on the previous block's last
+// byte.
+func TestCountLinesVecBlocks(t *testing.T) {
+	if !useAVX2 {
+		t.Skip("no AVX2")
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	pieces := []string{"\n", "\n\n", "\r\n", "\n\r\n", "\t\n", "\r", "a\n"}
+	for range 3000 {
+		size := countVecBlock*(1+r.IntN(3)) + r.IntN(200)
+		data := bytes.Repeat([]byte("line of text\n"), size/13+1)[:size]
+		for range r.IntN(4) {
+			pos := 64 + countVecBlock*r.IntN(3) + r.IntN(5) - 2 // around an edge
+			if r.IntN(3) == 0 {
+				pos = r.IntN(len(data))
+			}
+			p := pieces[r.IntN(len(pieces))]
+			if pos >= 0 && pos+len(p) <= len(data) {
+				copy(data[pos:], p)
+			}
+		}
+		want := refCountLines(data)
+		if got := countLinesVec(data); got != want {
+			t.Fatalf("countLinesVec = %d, want %d (len %d)", got, want, len(data))
+		}
+	}
+}
+
 // TestCandScan checks that the candidate walk visits exactly the starts of
 // the literal and of the escape probe, in order, on random haystacks with
 // many near-matches, for every literal length and both escape probes.
