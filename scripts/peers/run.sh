@@ -13,10 +13,16 @@
 #   TIMEOUT=0       seconds before a run is killed (0: never)
 #   PY=/tmp/peers-venv/bin/python   python with duckdb (install.sh makes it)
 #   OUT_DIR=...     where raw outputs and timings go (default: a new /tmp dir)
+#   CACHE=readback  before the first run, drop the file's pages from the page
+#                   cache (dd iflag=nocache) and read it back once, as
+#                   `spate bench io` does for warm runs: the file then sits
+#                   in large folios where the filesystem has them, whatever
+#                   wrote it. CACHE=asis only reads it once (the state then
+#                   depends on the file's history; see README.md)
 set -euo pipefail
 
 if [[ $# -lt 1 || $# -gt 2 || $1 == -h || $1 == --help ]]; then
-	sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'
+	awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"
 	exit 2
 fi
 F=$(realpath "$1")
@@ -32,6 +38,7 @@ SKIP=" ${SKIP:-} "
 QUERIES=${QUERIES:-a b c d e f}
 JQ_QUERIES=${JQ_QUERIES:-$QUERIES}
 TIMEOUT=${TIMEOUT:-0}
+CACHE=${CACHE:-readback}
 OUT=${OUT_DIR:-$(mktemp -d /tmp/peers-run.XXXXXX)}
 mkdir -p "$OUT"
 export F SPATE DQ PY
@@ -250,7 +257,21 @@ run_one() { # qid tool round
 
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END{if (NR==0) exit; if (NR%2) printf "%.3f", a[(NR+1)/2]; else printf "%.3f", (a[NR/2]+a[NR/2+1])/2}'; }
 
-log "warm-up: cat $F > /dev/null"
+case $CACHE in
+readback)
+	log "warm-up: dd iflag=nocache (drop the file's cached pages), then cat $F > /dev/null"
+	dd if="$F" iflag=nocache count=0 status=none
+	cache_note="dropped from the page cache (\`dd iflag=nocache count=0\`) and read back once (\`cat\`) before the first run, as \`spate bench io\` does for warm runs"
+	;;
+asis)
+	log "warm-up: cat $F > /dev/null"
+	cache_note="read once (\`cat\`) before the first run, its cached pages left as they were"
+	;;
+*)
+	echo "run.sh: CACHE must be readback or asis, not $CACHE" >&2
+	exit 2
+	;;
+esac
 cat "$F" >/dev/null
 resident=""
 if command -v fincore >/dev/null; then
@@ -292,7 +313,7 @@ mdcode() { # a command as a Markdown code span in a table cell
 echo "## spate vs peers, same file, same run"
 echo
 echo "$VERSIONS"
-[[ -n $resident ]] && echo "- warm cache: the file was read once before the first run; page cache held $resident of it"
+echo "- warm cache: the file was $cache_note${resident:+; page cache then held $resident of it}"
 echo
 echo "| query | tool | command | runs | median s | GB/s | CPU s | peak RSS MiB | result |"
 echo "|---|---|---|---:|---:|---:|---:|---:|---|"
