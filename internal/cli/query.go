@@ -51,7 +51,7 @@ func newQueryCmd() *cobra.Command {
 		chunk     sizeFlag
 		maxLine   sizeFlag = sizeFlag(fileread.DefaultMaxLineSize)
 		maxMemory sizeFlag = 1 << 30
-		groupMem  sizeFlag = query.DefaultGroupMemory
+		groupMem  sizeFlag
 	)
 	cmd := &cobra.Command{
 		Use:   "query [flags] 'LOGSQL' [FILE|DIR|GLOB|-]...",
@@ -122,8 +122,8 @@ Exit status: 0 ok, 1 query or runtime error, 2 usage error.`,
 			opts.chunkSize = int64(chunk)
 			opts.maxLineSize = int64(maxLine)
 			opts.maxMemory = int64(maxMemory)
-			opts.groupMemory = int64(groupMem)
-			if opts.groupMemory == 0 {
+			opts.groupMemory = int64(groupMem) // 0 when not set: the per-worker default
+			if opts.groupMemory == 0 && cmd.Flags().Changed("group-memory") {
 				opts.groupMemory = -1 // never spill
 			}
 			if !cmd.Flags().Changed("progress") {
@@ -142,7 +142,7 @@ Exit status: 0 ok, 1 query or runtime error, 2 usage error.`,
 	fl.Var(&chunk, "chunk-size", "bytes per work item, e.g. 1MiB (default 0: the strategy's own)")
 	fl.Var(&maxLine, "max-line-size", "longest line read; longer lines are skipped without being held in memory, counted, and named (file and offset) on stderr")
 	fl.Var(&maxMemory, "max-memory", "memory for exact count_uniq, quantile and group state before switching to sketches (0: no cap)")
-	fl.Var(&groupMem, "group-memory", "memory for stats groups before partial counts and sums spill to temp files in --temp-dir (exact; 0: never spill)")
+	fl.Var(&groupMem, "group-memory", fmt.Sprintf("memory for stats groups, shared by the workers, before partial counts and sums spill to temp files in --temp-dir (exact; 0: never spill) (default %s per worker)", formatSize(query.DefaultGroupMemory)))
 	fl.StringVar(&opts.tempDir, "temp-dir", "", "directory for spill files (default: $TMPDIR or /tmp)")
 	fl.StringVar(&opts.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (for go tool pprof)")
 	fl.MarkHidden("cpuprofile")

@@ -164,8 +164,9 @@ func newExecutor(p *plan, cfg fileread.Config, sink Sink) (*executor, error) {
 			if !ok {
 				return nil, fmt.Errorf("BUG: barrier %T is not mergeable", bp)
 			}
-			if sp, ok := m.(*statsProc); ok && sp.budget > 0 {
-				// The workers share the group memory.
+			if sp, ok := m.(*statsProc); ok && sp.budget > 0 && p.opts.GroupMemory > 0 {
+				// The workers share the group memory they were given (the
+				// default is per worker).
 				sp.budget = max(sp.budget/int64(n), 1)
 			}
 			w.barrier = m

@@ -7,3 +7,11 @@ func SetMaxSortedSpilled(n int64) (restore func()) {
 	maxSortedSpilled = n
 	return func() { maxSortedSpilled = old }
 }
+
+// SetMaxSortedSpilledGroups sets maxSortedSpilledGroups for a test and
+// returns a function that restores it.
+func SetMaxSortedSpilledGroups(n int) (restore func()) {
+	old := maxSortedSpilledGroups
+	maxSortedSpilledGroups = n
+	return func() { maxSortedSpilledGroups = old }
+}

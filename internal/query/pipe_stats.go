@@ -314,14 +314,7 @@ func (s *statsProc) flushTable() error {
 	for g := range groups {
 		groups[g] = outGroup{g: g, by: decodeKey(nil, s.tab.key(g))}
 	}
-	slices.SortFunc(groups, func(a, b outGroup) int {
-		for i := range a.by {
-			if c := compareNatural(a.by[i], b.by[i]); c != 0 {
-				return c
-			}
-		}
-		return 0
-	})
+	slices.SortFunc(groups, func(a, b outGroup) int { return compareBy(a.by, b.by) })
 	for _, g := range groups {
 		if err := s.emit(g.g, g.by); err != nil {
 			if err == errStop {
@@ -331,6 +324,17 @@ func (s *statsProc) flushTable() error {
 		}
 	}
 	return s.next.flush()
+}
+
+// compareBy orders two groups' by-values (of the same stats pipe) field by
+// field, in natural order.
+func compareBy(a, b []string) int {
+	for i := range a {
+		if c := compareNatural(a[i], b[i]); c != 0 {
+			return c
+		}
+	}
+	return 0
 }
 
 // groupTable maps group keys to dense indexes 0, 1, 2, ... It holds no

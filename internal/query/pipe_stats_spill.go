@@ -45,6 +45,10 @@ const spillParts = 128
 // back into one table to sort (a variable for tests).
 var maxSortedSpilled int64 = maxSortedGroups
 
+// maxSortedSpilledGroups is the most groups that flushSpilled holds back
+// from its partitions to sort (a variable for tests).
+var maxSortedSpilledGroups = maxSortedGroups
+
 // spillColumn is a statsColumn whose per-group state can be written to a
 // run and folded back.
 type spillColumn interface {
@@ -280,6 +284,9 @@ type spilledPart struct {
 // flushSpilled emits the groups of a spilled statsProc, one partition at a
 // time. When the runs hold few records in all, it reads them all back into
 // one table and lets flushTable emit them sorted, as without spilling.
+// Otherwise partitions are held back until they pass
+// maxSortedSpilledGroups groups: a result of fewer groups (many rows spread over up to 100,000
+// keys spill many records) still comes out sorted.
 func (s *statsProc) flushSpilled() error {
 	defer s.release()
 	if err := s.spillTable(); err != nil {
@@ -347,22 +354,79 @@ func (s *statsProc) flushSpilled() error {
 	}()
 	var by []string
 	nf := len(s.cols)
+	emitPart := func(sp *spilledPart) error {
+		for g := range sp.tab.len() {
+			by = decodeKeyAlias(by[:0], sp.tab.key(g))
+			if err := s.emitValues(by, sp.vals[g*nf:(g+1)*nf]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var held []spilledPart // while sorting: the partitions so far
+	heldGroups := 0
+	sorting := true
 	for p := 0; p < spillParts; p++ {
 		sp := <-parts[p%n]
 		if sp.err != nil {
 			return sp.err
 		}
-		for g := range sp.tab.len() {
-			by = decodeKeyAlias(by[:0], sp.tab.key(g))
-			if err := s.emitValues(by, sp.vals[g*nf:(g+1)*nf]); err != nil {
-				if err == errStop {
-					return s.next.flush()
+		var err error
+		switch {
+		case !sorting:
+			err = emitPart(&sp)
+		case heldGroups+sp.tab.len() <= maxSortedSpilledGroups:
+			held = append(held, sp)
+			heldGroups += sp.tab.len()
+		default:
+			// Too many groups to sort: emit in partition order.
+			sorting = false
+			for i := range held {
+				if err = emitPart(&held[i]); err != nil {
+					break
 				}
-				return err
 			}
+			held = nil
+			if err == nil {
+				err = emitPart(&sp)
+			}
+		}
+		if err == errStop {
+			return s.next.flush()
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if sorting {
+		if err := s.emitSortedParts(held); err != nil && err != errStop {
+			return err
 		}
 	}
 	return s.next.flush()
+}
+
+// emitSortedParts emits the groups of parts sorted by their by-values.
+func (s *statsProc) emitSortedParts(parts []spilledPart) error {
+	type outGroup struct {
+		vals []string
+		by   []string
+	}
+	nf := len(s.cols)
+	var groups []outGroup
+	for i := range parts {
+		sp := &parts[i]
+		for g := range sp.tab.len() {
+			groups = append(groups, outGroup{vals: sp.vals[g*nf : (g+1)*nf], by: decodeKey(nil, sp.tab.key(g))})
+		}
+	}
+	slices.SortFunc(groups, func(a, b outGroup) int { return compareBy(a.by, b.by) })
+	for _, g := range groups {
+		if err := s.emitValues(g.by, g.vals); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Column spill encodings: count-like columns write a varint; sum-like

@@ -23,7 +23,8 @@ type Options struct {
 	MaxMemory int64
 	// GroupMemory is the memory stats groups may hold (shared by the
 	// workers) before partial results spill to temp files in TempDir;
-	// 0 means DefaultGroupMemory and a negative value never spills.
+	// 0 means DefaultGroupMemory for each worker and a negative value
+	// never spills.
 	// Results stay exact. Only stats pipes whose
 	// functions are all count, count_empty, rate, sum_len, sum or avg
 	// spill; others keep every group in memory.
@@ -41,12 +42,15 @@ type Options struct {
 	Progress *atomic.Int64
 }
 
-// DefaultGroupMemory is Options.GroupMemory's default. On a 2 GiB sample,
-// 'bytes:>=0 | stats by (path) sum(bytes) s | sort by (s desc) | limit 10'
-// (2.6 million groups) peaked at 640 MB RSS in 4.6 s without spilling, and
-// at 74-103 MB in 2.7-3.4 s with 4-16 MiB (spilling ~96 MB): smaller
-// tables also miss the cache less. 16 MiB keeps ~300,000 groups in memory.
-const DefaultGroupMemory = 16 << 20
+// DefaultGroupMemory is each worker's group memory when
+// Options.GroupMemory is 0: a table that stays in a 1 MiB L2 cache. A
+// lookup in a bigger table misses the cache about four times (slot, key
+// offset, key, column); writing small tables out and adding them up one
+// partition at a time costs less. Against the former 16 MiB shared by 2
+// workers on the 2 GiB sample (docs/query.md, "Spilling"): 2.6 million
+// groups by path 2.32 against 2.59 s at 67 against 108 MB peak RSS;
+// 100,000 groups by user_id 1.48 against 1.59 s, though they now spill.
+const DefaultGroupMemory = 512 << 10
 
 // plan is a query compiled for execution: which fields every stage needs,
 // where the per-worker part ends, and which literal bytes every matching line

@@ -25,10 +25,18 @@ func TestStatsSpill(t *testing.T) {
 		mem     int64
 		spills  bool
 		ordered bool
+		// sortedGroups, if set, is the most groups of many spilled
+		// records that still come out sorted (100,000 outside tests).
+		sortedGroups int
 	}{
-		// Many groups (one per path): emitted partition by partition.
-		{q: `* | stats by (path) count() n, sum(bytes) b, avg(latency_ms) a`, mem: 32 << 10, spills: true},
-		{q: `* | stats by (path) sum(bytes) s | sort by (s desc, path) | limit 10`, mem: 32 << 10, spills: true, ordered: true},
+		// Many groups (one per path): emitted partition by partition,
+		// once they pass sortedGroups.
+		{q: `* | stats by (path) count() n, sum(bytes) b, avg(latency_ms) a`, mem: 32 << 10, spills: true, sortedGroups: 100},
+		{q: `* | stats by (path) sum(bytes) s | sort by (s desc, path) | limit 10`, mem: 32 << 10, spills: true, ordered: true, sortedGroups: 100},
+		// Many spilled records, but few enough groups to sort: sorted, as
+		// without spilling.
+		{q: `* | stats by (path) count() n, sum(bytes) b`, mem: 32 << 10, spills: true, ordered: true},
+		{q: `* | stats by (user_id) count() n`, mem: 4 << 10, spills: true, ordered: true},
 		// Few groups: read back into one table and sorted, as without
 		// spilling.
 		{q: `* | stats by (service, status) count() n, sum_len(_msg) l`, mem: 1, spills: true, ordered: true},
@@ -38,7 +46,13 @@ func TestStatsSpill(t *testing.T) {
 		// quantile cannot spill: its groups stay in memory.
 		{q: `* | stats by (path) count() n, quantile(0.5, bytes) q`, mem: 1},
 	}
+	defer query.SetMaxSortedSpilledGroups(100_000)() // restores the limit at the end
 	for _, c := range cases {
+		sorted := 100_000
+		if c.sortedGroups > 0 {
+			sorted = c.sortedGroups
+		}
+		query.SetMaxSortedSpilledGroups(sorted)
 		for _, workers := range []int{1, 3} {
 			cfg := fileread.Config{Workers: workers, ChunkSize: 64 << 10}
 			want, wst, err := runEngine(t, c.q, path, cfg, query.Options{GroupMemory: -1})
