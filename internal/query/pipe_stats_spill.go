@@ -285,8 +285,8 @@ type spilledPart struct {
 // time. When the runs hold few records in all, it reads them all back into
 // one table and lets flushTable emit them sorted, as without spilling.
 // Otherwise partitions are held back until they pass
-// maxSortedSpilledGroups groups: a result of fewer groups (many rows spread over up to 100,000
-// keys spill many records) still comes out sorted.
+// maxSortedSpilledGroups groups, so that a result of fewer groups still
+// comes out sorted: many rows over up to 100,000 keys spill many records.
 func (s *statsProc) flushSpilled() error {
 	defer s.release()
 	if err := s.spillTable(); err != nil {
