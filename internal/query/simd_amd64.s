@@ -2,6 +2,33 @@
 
 #include "textflag.h"
 
+// NEXT_LANE_BLOCK takes the next run of at most 255 64-byte blocks from CX
+// (blocks left, at least 1) into DX, and clears the byte lanes Y12 and Y13
+// that count them: a byte lane holds up to 255.
+#define NEXT_LANE_BLOCK \
+	MOVQ    $255, DX; \
+	CMPQ    CX, DX; \
+	CMOVQLT CX, DX; \
+	SUBQ    DX, CX; \
+	VPXOR   Y12, Y12, Y12; \
+	VPXOR   Y13, Y13, Y13
+
+// FOLD_LANES adds the byte lanes Y12 and Y13 into the four 64-bit sums of
+// Y11 (VPSADBW against Y14, which is zero).
+#define FOLD_LANES \
+	VPSADBW Y14, Y12, Y12; \
+	VPSADBW Y14, Y13, Y13; \
+	VPADDQ  Y12, Y11, Y11; \
+	VPADDQ  Y13, Y11, Y11
+
+// SUM_LANES leaves the sum of Y11's four 64-bit sums in AX (uses X9).
+#define SUM_LANES \
+	VEXTRACTI128 $1, Y11, X9; \
+	VPADDQ       X9, X11, X11; \
+	VPSHUFD      $0x4e, X11, X9; \
+	VPADDQ       X9, X11, X11; \
+	VMOVQ        X11, AX
+
 // func countLinesAVX2(p *byte, n int) int
 //
 // Counts the newlines of p[:n] (n a positive multiple of 64) that end a
@@ -25,15 +52,7 @@ TEXT ·countLinesAVX2(SB), NOSPLIT, $0-24
 outer:
 	TESTQ CX, CX
 	JZ    end
-	MOVQ  CX, DX
-	CMPQ  DX, $255
-	JBE   counted
-	MOVQ  $255, DX
-
-counted:
-	SUBQ  DX, CX
-	VPXOR Y12, Y12, Y12 // byte lanes, bytes 0..31 of each block
-	VPXOR Y13, Y13, Y13 // byte lanes, bytes 32..63
+	NEXT_LANE_BLOCK // Y12: bytes 0..31 of each block, Y13: bytes 32..63
 
 inner:
 	VMOVDQU (SI), Y2
@@ -64,19 +83,12 @@ inner:
 	DECQ DX
 	JNZ  inner
 
-	VPSADBW Y14, Y12, Y12
-	VPSADBW Y14, Y13, Y13
-	VPADDQ  Y12, Y11, Y11
-	VPADDQ  Y13, Y11, Y11
-	JMP     outer
+	FOLD_LANES
+	JMP outer
 
 end:
-	VEXTRACTI128 $1, Y11, X10
-	VPADDQ       X10, X11, X11
-	VPSHUFD      $0x4e, X11, X10
-	VPADDQ       X10, X11, X11
-	VMOVQ        X11, AX
-	MOVQ         AX, ret+16(FP)
+	SUM_LANES
+	MOVQ AX, ret+16(FP)
 	VZEROUPPER
 	RET
 
@@ -188,15 +200,7 @@ TEXT ·countNewlinesAVX2(SB), NOSPLIT, $0-25
 nlouter:
 	TESTQ CX, CX
 	JZ    nlend
-	MOVQ  CX, DX
-	CMPQ  DX, $255
-	JBE   nlcounted
-	MOVQ  $255, DX
-
-nlcounted:
-	SUBQ  DX, CX
-	VPXOR Y12, Y12, Y12 // byte lanes, bytes 0..31 of each block
-	VPXOR Y13, Y13, Y13 // byte lanes, bytes 32..63
+	NEXT_LANE_BLOCK // Y12: bytes 0..31 of each block, Y13: bytes 32..63
 
 nlinner:
 	VMOVDQU  (SI), Y3
@@ -221,20 +225,13 @@ nlinner:
 	DECQ DX
 	JNZ  nlinner
 
-	VPSADBW Y14, Y12, Y12
-	VPSADBW Y14, Y13, Y13
-	VPADDQ  Y12, Y11, Y11
-	VPADDQ  Y13, Y11, Y11
-	JMP     nlouter
+	FOLD_LANES
+	JMP nlouter
 
 nlend:
-	VEXTRACTI128 $1, Y11, X9
-	VPADDQ       X9, X11, X11
-	VPSHUFD      $0x4e, X11, X9
-	VPADDQ       X9, X11, X11
-	VMOVQ        X11, AX
-	MOVQ         AX, count+16(FP)
-	VPTEST       Y10, Y10
-	SETNE        flagged+24(FP)
+	SUM_LANES
+	MOVQ   AX, count+16(FP)
+	VPTEST Y10, Y10
+	SETNE  flagged+24(FP)
 	VZEROUPPER
 	RET
