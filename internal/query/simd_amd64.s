@@ -115,38 +115,31 @@ TEXT ·probeAVX2(SB), NOSPLIT, $0-48
 	MOVQ 24(BX), R11
 	MOVQ 32(BX), R12
 
-loop:
 	CMPQ AX, DI
 	JGT  done
+
+	// Each compare loads its operand itself: a fused load-compare is one
+	// instruction, and the loop is bound by instructions, not by loads.
+loop:
 	LEAQ (SI)(AX*1), R13
 
-	VMOVDQU (R13)(R8*1), Y5
-	VPCMPEQB Y0, Y5, Y5
-	VMOVDQU (R13)(R9*1), Y6
-	VPCMPEQB Y1, Y6, Y6
+	VPCMPEQB (R13)(R8*1), Y0, Y5
+	VPCMPEQB (R13)(R9*1), Y1, Y6
 	VPAND Y6, Y5, Y5
-	VMOVDQU (R13)(R10*1), Y6
-	VPCMPEQB Y2, Y6, Y6
+	VPCMPEQB (R13)(R10*1), Y2, Y6
 	VPAND Y6, Y5, Y5
-	VMOVDQU (R13)(R11*1), Y7
-	VPCMPEQB Y3, Y7, Y7
-	VMOVDQU (R13)(R12*1), Y6
-	VPCMPEQB Y4, Y6, Y6
+	VPCMPEQB (R13)(R11*1), Y3, Y7
+	VPCMPEQB (R13)(R12*1), Y4, Y6
 	VPAND Y6, Y7, Y7
 	VPOR Y7, Y5, Y5 // starts 0..31
 
-	VMOVDQU 32(R13)(R8*1), Y8
-	VPCMPEQB Y0, Y8, Y8
-	VMOVDQU 32(R13)(R9*1), Y6
-	VPCMPEQB Y1, Y6, Y6
+	VPCMPEQB 32(R13)(R8*1), Y0, Y8
+	VPCMPEQB 32(R13)(R9*1), Y1, Y6
 	VPAND Y6, Y8, Y8
-	VMOVDQU 32(R13)(R10*1), Y6
-	VPCMPEQB Y2, Y6, Y6
+	VPCMPEQB 32(R13)(R10*1), Y2, Y6
 	VPAND Y6, Y8, Y8
-	VMOVDQU 32(R13)(R11*1), Y7
-	VPCMPEQB Y3, Y7, Y7
-	VMOVDQU 32(R13)(R12*1), Y6
-	VPCMPEQB Y4, Y6, Y6
+	VPCMPEQB 32(R13)(R11*1), Y3, Y7
+	VPCMPEQB 32(R13)(R12*1), Y4, Y6
 	VPAND Y6, Y7, Y7
 	VPOR Y7, Y8, Y8 // starts 32..63
 
@@ -154,7 +147,9 @@ loop:
 	VPTEST Y9, Y9
 	JNZ  found
 	ADDQ $64, AX
-	JMP  loop
+	CMPQ AX, DI
+	JLE  loop
+	JMP  done
 
 found:
 	VPMOVMSKB Y5, CX
