@@ -236,7 +236,7 @@ func (e *executor) chunk(wid int, c *fileread.Chunk) error {
 
 // scanAll parses every line of c.
 func (e *executor) scanAll(w *workerState, c *fileread.Chunk) error {
-	data := c.Data
+	data := c.Data[:len(c.Data):len(c.Data)] // lines' capacity ends with the chunk: see line
 	off := c.Offset
 	for len(data) > 0 {
 		line, rest := fileread.NextLine(data)
@@ -258,7 +258,7 @@ func (e *executor) scanAll(w *workerState, c *fileread.Chunk) error {
 // a JSON escape that could hide it (plan.escapeProbe); the other lines cannot
 // match.
 func (e *executor) scanLiteral(w *workerState, c *fileread.Chunk) error {
-	data := c.Data
+	data := c.Data[:len(c.Data):len(c.Data)] // see line
 	if e.p.opts.CountLines {
 		w.lines += countLogLines(data)
 	}
@@ -292,7 +292,10 @@ func (e *executor) scanLiteral(w *workerState, c *fileread.Chunk) error {
 	return nil
 }
 
-// line builds, filters and pushes one log line.
+// line builds, filters and pushes one log line. The bytes from the end of
+// line to the end of its capacity must be readable and stay unchanged until
+// line returns (the rest of its chunk): early rejection probes past the
+// line's end (see candFinder.containsIn).
 func (e *executor) line(w *workerState, c *fileread.Chunk, line []byte, off int64) error {
 	w.arena.reset()
 	w.parsed++

@@ -265,7 +265,9 @@ func earlyFilter(f Filter) ([]string, bool) {
 // build fills r from line (without its '\n') and reports true; or, when
 // the builder's filter has rejected the line early, it reports false and
 // r is not the whole record. r's strings alias line and the arena: they
-// are valid until the arena is reset or the chunk released.
+// are valid until the arena is reset or the chunk released. The bytes past
+// len(line) up to cap(line) must be readable and unchanging during the
+// call: early rejection may load them (see candFinder.containsIn).
 //
 // Early rejection: once a line has set every field of the filter and the
 // rest of the line can no longer set them (it holds no backslash and none

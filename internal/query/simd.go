@@ -171,15 +171,23 @@ func (s *candScan) find(pos int) int {
 // containsIn reports whether s contains the literal or the escape probe.
 // It is meant for short s (the rest of a line, see recordBuilder.build),
 // where the tail that candScan leaves to the portable search would be most
-// of the work: with AVX2 it copies s into *scratch, padded so that the
-// kernel may load past the end, and probes every start there.
+// of the work. With AVX2 it probes every start of s with the kernel, which
+// loads up to 64+maxOff bytes past the last start: from s's own capacity
+// when that has room (so s[len(s):cap(s)] must be readable and not written
+// during the call), or else from a copy of s in *scratch, zero-padded.
 func (c *candFinder) containsIn(s []byte, scratch *[]byte) bool {
 	if !useAVX2 {
 		return c.f.index(s) >= 0 || bytes.Index(s, c.esc) >= 0
 	}
-	buf := append((*scratch)[:0], s...)
-	buf = append(buf, make([]byte, 64+c.maxOff)...) // zero padding: allocates only to grow
-	*scratch = buf
+	if len(s) == 0 {
+		return false
+	}
+	buf := s[:cap(s)]
+	if len(buf)-len(s) < 64+c.maxOff {
+		buf = append((*scratch)[:0], s...)
+		buf = append(buf, make([]byte, 64+c.maxOff)...) // zero padding: allocates only to grow
+		*scratch = buf
+	}
 	for next := 0; next < len(s); {
 		base, mask := probeAVX2(&buf[0], next, len(s)-1, &c.pr)
 		for ; mask != 0; mask &= mask - 1 {

@@ -203,8 +203,20 @@ func TestContainsIn(t *testing.T) {
 				}
 			}
 			want := bytes.Contains(hay, lit) || bytes.IndexByte(hay, '\\') >= 0
-			if got := newCandFinder(lit, []byte(`\`)).containsIn(hay, &scratch); got != want {
+			c := newCandFinder(lit, []byte(`\`))
+			if got := c.containsIn(hay, &scratch); got != want {
 				t.Fatalf("containsIn(%q, %q) = %v, want %v", hay, lit, got, want)
+			}
+			// The same haystack with capacity to spare, as the rest of a
+			// line in its chunk: the bytes past its end complete and
+			// repeat the literal and hold backslashes, and must not count.
+			room := append(hay[:len(hay):len(hay)], lit...)
+			for len(room) < len(hay)+64+c.maxOff+r.IntN(64) {
+				room = append(room, lit[r.IntN(len(lit)):]...)
+				room = append(room, '\\')
+			}
+			if got := c.containsIn(room[:len(hay)], &scratch); got != want {
+				t.Fatalf("containsIn(%q with room %q, %q) = %v, want %v", hay, room[len(hay):], lit, got, want)
 			}
 			if want {
 				found++
