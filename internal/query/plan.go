@@ -24,10 +24,9 @@ type Options struct {
 	// GroupMemory is the memory stats groups may hold (shared by the
 	// workers) before partial results spill to temp files in TempDir;
 	// 0 means DefaultGroupMemory for each worker and a negative value
-	// never spills.
-	// Results stay exact. Only stats pipes whose
-	// functions are all count, count_empty, rate, sum_len, sum or avg
-	// spill; others keep every group in memory.
+	// never spills. Results stay exact. Only stats pipes whose functions
+	// are all count, count_empty, rate, sum_len, sum or avg spill; others
+	// keep every group in memory.
 	GroupMemory int64
 	// TempDir is where spill files go; empty means os.TempDir().
 	TempDir string
