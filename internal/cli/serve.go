@@ -73,7 +73,8 @@ memory is full (nothing stored: retry); 503 shutting down.
 
 Lines are stored as received. A line without a time field (_time, ts, time,
 timestamp, @timestamp, or _time_field) gets "_time" (the ingestion time) as
-its first field. Ingestion parameters other than _time_field=_time rebuild
+its first field; so does one whose time field is "", null, "0", 0 or "-",
+as in VictoriaLogs. Ingestion parameters other than _time_field=_time rebuild
 the line flat, as VictoriaLogs stores it. Files: DIR/YYYY-MM-DD/seg-N.ndjson,
 by the lines' UTC day, rotated by --segment-size and --segment-age; sealed
 segments are compressed to .ndjson.zst in the background. spate query reads

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spate-io/spate/internal/bytesutil"
 	"github.com/spate-io/spate/internal/ndjson"
-	"github.com/spate-io/spate/internal/query"
+	"github.com/spate-io/spate/internal/timeparse"
 )
 
 // Processor checks lines and builds the bytes to store for one request's
@@ -41,7 +41,7 @@ func NewProcessor(p Params) *Processor {
 	if p.TimeField != "" {
 		pr.timeKeys = []string{p.TimeField}
 	} else {
-		pr.timeKeys = query.DefaultTimeFields()
+		pr.timeKeys = timeparse.DefaultFields
 	}
 	pr.stream = make([][]byte, len(p.StreamFields))
 	for _, k := range append(append([]string(nil), pr.timeKeys...), p.StreamFields...) {
@@ -70,41 +70,75 @@ func (e *BadLineError) Error() string {
 // copy), else owned by the Processor; either way it is valid until the next
 // call or until line changes. A bad line returns a *BadLineError. Cost: one
 // validating walk of the line (two with Rewrites); no allocation once warm.
+//
+// A time field whose value is empty, null, "0" or "-" counts as absent,
+// and the line gets the ingestion time unless another time field has one,
+// as in VictoriaLogs. Stored as received, such a line keeps its fields but a
+// top-level _time holding such a value gets the time written in its place,
+// so that queries read the time the line was given.
 func (pr *Processor) Process(line []byte, now int64) ([]byte, int64, error) {
 	line = bytes.TrimSuffix(line, []byte{'\r'})
-	ts, timeKey, err := pr.scan(line, now)
+	sc, err := pr.scan(line, now)
 	if err != nil {
 		return nil, 0, err
 	}
 	if pr.rewrite {
-		return pr.rebuild(line, ts, timeKey), ts, nil
+		return pr.rebuild(line, sc), sc.ts, nil
 	}
-	if timeKey >= 0 {
+	if sc.timeSet {
 		// Fast path: stored as received.
-		return line, ts, nil
+		return line, sc.ts, nil
 	}
-	// No time field: _time becomes the first field.
+	out := pr.out[:0]
+	if sc.nowEnd > 0 {
+		// _time is there but holds no time: write the time in its place.
+		out = append(out, line[:sc.nowStart]...)
+		out = append(out, '"')
+		out = timeparse.AppendRFC3339(out, sc.ts)
+		out = append(out, '"')
+		out = append(out, line[sc.nowEnd:]...)
+		pr.out = out
+		return out, sc.ts, nil
+	}
+	// No _time: it becomes the first field.
 	i := bytes.IndexByte(line, '{') // the walk found an object
-	out := append(pr.out[:0], line[:i+1]...)
+	out = append(out, line[:i+1]...)
 	out = append(out, `"_time":"`...)
-	out = query.AppendTimestamp(out, ts)
+	out = timeparse.AppendRFC3339(out, sc.ts)
 	out = append(out, '"')
 	if rest := bytes.TrimLeft(line[i+1:], " \t\r\n"); len(rest) == 0 || rest[0] != '}' {
 		out = append(out, ',')
 	}
 	out = append(out, line[i+1:]...)
 	pr.out = out
-	return out, ts, nil
+	return out, sc.ts, nil
+}
+
+// scanResult is what scan found in a line.
+type scanResult struct {
+	ts int64 // the line's time, or now
+	// timeKey is the index in Processor.timeKeys of the field that gave ts,
+	// or of the most preferred one that was present without a time (it is
+	// consumed when rewriting), or -1.
+	timeKey int
+	// timeSet: ts comes from the line, and a stored-as-received line
+	// already says so (its _time, if any, is that time or a real time).
+	timeSet bool
+	// nowStart:nowEnd is the raw value of a top-level _time field holding
+	// no time (empty, null, "0" or "-"), quotes included; nowEnd is 0 if
+	// there is none.
+	nowStart, nowEnd int
 }
 
 // scan validates line and finds its time: the value of the most preferred
-// time field present with a non-empty value (timeKey is its index in
-// pr.timeKeys), or now (timeKey -1). With Rewrites it also picks the
-// message and stream fields.
-func (pr *Processor) scan(line []byte, now int64) (ts int64, timeKey int, err error) {
+// time field present with a time, or now. With Rewrites it also picks the
+// stream fields.
+func (pr *Processor) scan(line []byte, now int64) (scanResult, error) {
 	it := &pr.it
 	it.Reset(line)
-	timeKey = -1
+	sc := scanResult{timeKey: -1}
+	found := -1 // index of the time key that gave a time or an error
+	emptyKey := -1
 	var timeErr error
 	for i := range pr.stream {
 		pr.stream[i] = pr.stream[i][:0]
@@ -114,18 +148,30 @@ func (pr *Processor) scan(line []byte, now int64) (ts int64, timeKey int, err er
 			continue // Fast path: a dotless name is never a nested key.
 		}
 		k := it.Key()
-		for i := 0; i < len(pr.timeKeys) && (timeKey < 0 || i < timeKey); i++ {
+		for i := 0; i < len(pr.timeKeys) && (found < 0 || i < found); i++ {
 			if string(k) != pr.timeKeys[i] {
 				continue
 			}
 			v := it.Value()
-			if len(v) == 0 {
-				break // null or "": treated as missing, as queries do
+			if timeparse.MeansNow(v) {
+				if emptyKey < 0 || i < emptyKey {
+					emptyKey = i
+				}
+				if sc.nowEnd == 0 && i == 0 && pr.timeKeys[0] == "_time" && it.Depth() == 0 {
+					raw := it.Raw()
+					sc.nowStart = cap(line) - cap(raw)
+					sc.nowEnd = sc.nowStart + len(raw)
+					if it.Kind() == ndjson.KindString {
+						sc.nowStart--
+						sc.nowEnd++
+					}
+				}
+				break
 			}
-			if t, ok := query.ParseTimestamp(bytesutil.ToUnsafeString(v)); ok {
-				ts, timeKey, timeErr = t, i, nil
+			if t, ok := timeparse.Parse(bytesutil.ToUnsafeString(v)); ok {
+				sc.ts, found, timeErr = t, i, nil
 			} else {
-				timeKey = i
+				found = i
 				timeErr = &BadLineError{Msg: fmt.Sprintf("cannot parse time field %q: %q is not RFC 3339 or a Unix timestamp", pr.timeKeys[i], v), Offset: -1}
 			}
 			break
@@ -138,22 +184,25 @@ func (pr *Processor) scan(line []byte, now int64) (ts int64, timeKey int, err er
 	}
 	if err := it.Err(); err != nil {
 		if se, ok := errors.AsType[*ndjson.SyntaxError](err); ok {
-			return 0, -1, &BadLineError{Msg: "invalid JSON: " + se.Msg, Offset: se.Offset}
+			return sc, &BadLineError{Msg: "invalid JSON: " + se.Msg, Offset: se.Offset}
 		}
-		return 0, -1, &BadLineError{Msg: "invalid JSON: " + err.Error(), Offset: -1}
+		return sc, &BadLineError{Msg: "invalid JSON: " + err.Error(), Offset: -1}
 	}
 	if timeErr != nil {
-		return 0, -1, timeErr
+		return sc, timeErr
 	}
-	if timeKey < 0 {
-		ts = now
+	switch {
+	case found >= 0:
+		sc.timeKey, sc.timeSet = found, sc.nowEnd == 0
+	default:
+		sc.ts, sc.timeKey = now, emptyKey
 	}
-	return ts, timeKey, nil
+	return sc, nil
 }
 
 // rebuild writes the flattened line with the Params applied; line was
 // validated by scan.
-func (pr *Processor) rebuild(line []byte, ts int64, timeKey int) []byte {
+func (pr *Processor) rebuild(line []byte, sc scanResult) []byte {
 	p := &pr.p
 	// The message: the first MsgFields entry with a non-empty value.
 	msgKey := ""
@@ -175,7 +224,7 @@ func (pr *Processor) rebuild(line []byte, ts int64, timeKey int) []byte {
 		}
 	}
 	out := append(pr.out[:0], `{"_time":"`...)
-	out = query.AppendTimestamp(out, ts)
+	out = timeparse.AppendRFC3339(out, sc.ts)
 	out = append(out, '"')
 	if len(p.StreamFields) > 0 {
 		s := append(pr.scratch[:0], '{')
@@ -203,7 +252,7 @@ func (pr *Processor) rebuild(line []byte, ts int64, timeKey int) []byte {
 	for it.Next() {
 		k := bytesutil.ToUnsafeString(it.Key())
 		switch {
-		case k == "_time" || (timeKey >= 0 && k == pr.timeKeys[timeKey]):
+		case k == "_time" || (sc.timeKey >= 0 && k == pr.timeKeys[sc.timeKey]):
 			continue // replaced by the normalised _time
 		case msgKey != "" && k == msgKey && !msgDone:
 			k = "_msg"

@@ -44,6 +44,21 @@ func TestProcessKeep(t *testing.T) {
 	f(`{"ts":null,"msg":"a"}`, `{"_time":"2026-11-22T10:00:00Z","ts":null,"msg":"a"}`, now)
 	f(`{"ts":"","msg":"a"}`, `{"_time":"2026-11-22T10:00:00Z","ts":"","msg":"a"}`, now)
 	f(`{"msg":"é ü \u00e9"}`, `{"_time":"2026-11-22T10:00:00Z","msg":"é ü \u00e9"}`, now)
+	// "0", 0, "" and "-" mean the ingestion time, as in VictoriaLogs; a
+	// _time holding one gets the time in its place (no second _time).
+	f(`{"_time":"0","msg":"a"}`, `{"_time":"2026-11-22T10:00:00Z","msg":"a"}`, now)
+	f(`{"_time":0,"msg":"a"}`, `{"_time":"2026-11-22T10:00:00Z","msg":"a"}`, now)
+	f(`{"msg":"a","_time": "-" }`, `{"msg":"a","_time": "2026-11-22T10:00:00Z" }`, now)
+	f(`{"_time":"","msg":"a"}`, `{"_time":"2026-11-22T10:00:00Z","msg":"a"}`, now)
+	f(`{"_time":null}`, `{"_time":"2026-11-22T10:00:00Z"}`, now)
+	f(`{"ts":"0","msg":"a"}`, `{"_time":"2026-11-22T10:00:00Z","ts":"0","msg":"a"}`, now)
+	f(`{"ts":"-"}`, `{"_time":"2026-11-22T10:00:00Z","ts":"-"}`, now)
+	// Another time field's time wins over such a _time, and replaces it.
+	f(`{"_time":"0","ts":"2026-01-02T03:04:05Z"}`, `{"_time":"2026-01-02T03:04:05Z","ts":"2026-01-02T03:04:05Z"}`, day)
+	f(`{"ts":"0","time":1767323045}`, `{"ts":"0","time":1767323045}`, day)
+	// "00" and "-1" are times (Unix seconds).
+	f(`{"_time":"00"}`, `{"_time":"00"}`, time.Unix(0, 0).UTC())
+	f(`{"_time":-1}`, `{"_time":-1}`, time.Unix(-1, 0).UTC())
 }
 
 func TestProcessBad(t *testing.T) {
@@ -105,6 +120,10 @@ func TestProcessRewrite(t *testing.T) {
 		`{"_time":"2026-11-22T10:00:00Z","_stream":"{service=\"api \\\"x\\\"\",host=\"h1\"}","host":"h1","service":"api \"x\""}`)
 	f(`decolorize_fields=msg`, `{"msg":"\u001b[31mred\u001b[0m plain"}`,
 		`{"_time":"2026-11-22T10:00:00Z","msg":"red plain"}`)
+	// A time field meaning "now" is consumed too.
+	f(`_time_field=date`, `{"date":"0","a":1}`, `{"_time":"2026-11-22T10:00:00Z","a":1}`)
+	f(`_time_field=date`, `{"date":"-","_time":"x","a":1}`, `{"_time":"2026-11-22T10:00:00Z","a":1}`)
+	f(`_msg_field=log`, `{"_time":0,"log":"x"}`, `{"_time":"2026-11-22T10:00:00Z","_msg":"x"}`)
 	// The default time fields are consumed too when rewriting.
 	f(`_msg_field=log`, `{"ts":1767323045000,"log":"x"}`,
 		`{"_time":"2026-01-02T03:04:05Z","_msg":"x"}`)

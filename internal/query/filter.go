@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/spate-io/spate/internal/timeparse"
 )
 
 // matcher is a compiled filter. Matchers hold scratch buffers, so each worker
@@ -382,7 +384,7 @@ func rowTime(r *Row) (int64, bool) {
 	if r.HasTime {
 		return r.Time, true
 	}
-	return parseTimeValue(r.Get("_time"))
+	return timeparse.Parse(r.Get("_time"))
 }
 
 // regexpLiteral returns the longest literal that every match of expr must

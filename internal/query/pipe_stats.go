@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/spate-io/spate/internal/ndjson"
+	"github.com/spate-io/spate/internal/timeparse"
 )
 
 // statsProc implements stats: rows are grouped by the by-fields, and each
@@ -168,7 +169,7 @@ func decodeKey(dst []string, key []byte) []string {
 		key = key[1:]
 		switch tag {
 		case keyTimeBucket:
-			dst = append(dst, formatTime(int64(binary.LittleEndian.Uint64(key))))
+			dst = append(dst, timeparse.FormatRFC3339(int64(binary.LittleEndian.Uint64(key))))
 			key = key[8:]
 		case keyNumBucket:
 			dst = append(dst, formatNumber(math.Float64frombits(binary.LittleEndian.Uint64(key))))

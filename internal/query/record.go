@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/spate-io/spate/internal/ndjson"
+	"github.com/spate-io/spate/internal/timeparse"
 )
 
 // missingMsg is the _msg of a log without a message field, as VictoriaLogs
@@ -15,7 +16,7 @@ const missingMsg = "missing _msg field; see https://docs.victoriametrics.com/vic
 // --time-field is given.
 var (
 	defaultMsgFields  = []string{"_msg", "msg", "message", "log"}
-	defaultTimeFields = []string{"_time", "ts", "time", "timestamp", "@timestamp"}
+	defaultTimeFields = timeparse.DefaultFields
 )
 
 // fieldSet is the set of log fields a query needs: all of them, or named
@@ -344,10 +345,10 @@ func (b *recordBuilder) build(line []byte, r *Row) bool {
 		r.Set("_msg", msg)
 	}
 	if b.needTime && tm != "" {
-		if ns, ok := parseTimeValue(tm); ok {
+		if ns, ok := timeparse.Parse(tm); ok {
 			r.Time, r.HasTime = ns, true
 			if b.needTimeTx {
-				r.Set("_time", b.arena.take(appendTime(b.arena.appendBuf(40), ns)))
+				r.Set("_time", b.arena.take(timeparse.AppendRFC3339(b.arena.appendBuf(40), ns)))
 				r.HasTime = true
 			}
 		} else {

@@ -1,6 +1,10 @@
 package query
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/spate-io/spate/internal/bytesutil"
+)
 
 // Field is one named value of a row. Values are text, as in VictoriaLogs: a
 // missing field, a JSON null and "" are the same thing.
@@ -188,3 +192,7 @@ func (a *arena) take(b []byte) string {
 	}
 	return a.add(b)
 }
+
+// unsafeString returns b as a string without copying; see
+// bytesutil.ToUnsafeString for its lifetime rules.
+func unsafeString(b []byte) string { return bytesutil.ToUnsafeString(b) }

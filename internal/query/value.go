@@ -3,6 +3,8 @@ package query
 import (
 	"math"
 	"strconv"
+
+	"github.com/spate-io/spate/internal/timeparse"
 )
 
 // parseNumber parses a field value as a number, the way values "act as
@@ -151,8 +153,8 @@ func compareNatural(a, b string) int {
 		}
 	}
 	if isTimeText(a) && isTimeText(b) {
-		if ta, ok := parseRFC3339(a); ok {
-			if tb, ok := parseRFC3339(b); ok {
+		if ta, ok := timeparse.ParseRFC3339(a); ok {
+			if tb, ok := timeparse.ParseRFC3339(b); ok {
 				switch {
 				case ta < tb:
 					return -1
@@ -234,8 +236,8 @@ func lessValue(a, b string) bool {
 		}
 	}
 	if isTimeText(a) && isTimeText(b) {
-		if ta, ok := parseRFC3339(a); ok {
-			if tb, ok := parseRFC3339(b); ok {
+		if ta, ok := timeparse.ParseRFC3339(a); ok {
+			if tb, ok := timeparse.ParseRFC3339(b); ok {
 				return ta < tb
 			}
 		}
