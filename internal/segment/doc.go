@@ -79,8 +79,13 @@
 //
 // The queue is bounded in bytes (Options.MaxQueueBytes), counting a batch
 // until it is acknowledged. A request that does not fit fails at once with
-// ErrQueueFull; one larger than the whole queue fails with ErrTooLarge.
-// Append never blocks on a full queue.
+// ErrQueueFull, unless it is enqueued with Enqueue(..., wait=true), which
+// waits for room (callers that do not wait get ErrQueueFull while anyone
+// waits, so waiters are not starved); one larger than the whole queue fails
+// with ErrTooLarge. Append never blocks on a full queue. Enqueue returns as
+// soon as the request is copied, so a caller can enqueue the parts of a long
+// stream one after another, in order, and wait for their Pending results
+// later: the writer takes batches in order.
 //
 // Only one Store may open a DIR at a time (ErrLocked, Linux only). All file
 // access goes through an os.Root, so nothing outside DIR is touched.

@@ -123,6 +123,10 @@ func (s *Store) finish(b *batch, err error) {
 	for _, d := range b.days {
 		s.putDayBufLocked(d)
 	}
+	if s.waiters > 0 {
+		close(s.room)
+		s.room = make(chan struct{})
+	}
 	s.mu.Unlock()
 	b.res.err = err
 	close(b.res.done)

@@ -239,6 +239,10 @@ type Store struct {
 	queueBytes int64    // in pending and in the batch being written
 	queueReqs  int
 	free       []*dayBuf // reusable day buffers; see putDayBuf
+	// room is closed (and replaced) whenever queue space is freed or the
+	// store closes; Enqueue callers waiting for room select on it.
+	room    chan struct{}
+	waiters int // Enqueue calls waiting for room
 
 	wake       chan struct{} // capacity 1: work is pending or the store is closing
 	writerDone chan struct{} // closed when the writer goroutine has exited
@@ -280,6 +284,7 @@ func Open(dir string, o Options) (*Store, error) {
 		batchCap:   min(maxBatchBytes, o.MaxQueueBytes),
 		wake:       make(chan struct{}, 1),
 		writerDone: make(chan struct{}),
+		room:       make(chan struct{}),
 	}
 	s.comp = newCompressor(root, dir, s.log, &s.c)
 	s.w.init(s)
@@ -304,34 +309,98 @@ func (s *Store) Dir() string { return s.dir }
 
 // Append enqueues one request's groups and waits until the writer has
 // written them (SyncInterval, SyncNever) or written and fsynced them
-// (SyncBatch). A nil error is the acknowledgement: the lines are in their
-// day's active segment, each group's lines contiguous and in order, every
-// group of one request in the same batch. Lines of concurrent requests are
-// not interleaved within a line, and each request's lines for one day are
-// never split across two segments.
+// (SyncBatch): it is Enqueue without waiting for room, then Pending.Wait. A
+// nil error is the acknowledgement: the lines are in their day's active
+// segment, each group's lines contiguous and in order, every group of one
+// request in the same batch. Lines of concurrent requests are not
+// interleaved within a line, and each request's lines for one day are never
+// split across two segments.
 //
-// Append copies the groups into the queue before it waits: the caller may
-// reuse recs and its buffers as soon as Append returns, whatever the
-// result. The copy happens under the queue lock (a memmove of the request,
-// about 10 GB/s), and so does nothing else that is proportional to the
-// request except counting lines before the lock.
+// Errors are Enqueue's and Pending.Wait's. A failed Append may still leave
+// its lines on disk (a rollback that fails, or a cancelled wait), so
+// clients that retry get at-least-once delivery; an acknowledged Append is
+// present exactly once.
+func (s *Store) Append(ctx context.Context, recs []Group) error {
+	p, err := s.Enqueue(ctx, recs, false)
+	if err != nil {
+		return err
+	}
+	return p.Wait(ctx)
+}
+
+// Pending is an enqueued request waiting for the writer. It is safe for
+// concurrent use.
+type Pending struct {
+	res *result // nil: nothing to write
+}
+
+// Wait waits until the writer has written (and, in SyncBatch, fsynced) the
+// request's lines. A nil error is the acknowledgement. It returns the
+// writer's error if the batch failed (rolled back, best effort, and not
+// acknowledged), or a wrapped ctx error if ctx is done first: the request
+// stays enqueued and may still be written, so a retry may duplicate it.
+// The writer always finishes every enqueued batch, Close included, so a
+// Wait with a context that is never done returns.
+func (p *Pending) Wait(ctx context.Context) error {
+	if p == nil || p.res == nil {
+		return nil
+	}
+	select {
+	case <-p.res.done:
+		return p.res.err
+	default:
+	}
+	select {
+	case <-p.res.done:
+		return p.res.err
+	case <-ctx.Done():
+		select {
+		case <-p.res.done: // finished at the same time: report the outcome
+			return p.res.err
+		default:
+		}
+		return fmt.Errorf("stopped waiting for the segment writer (the lines may still be written): %w", context.Cause(ctx))
+	}
+}
+
+// Done reports whether Wait would return at once.
+func (p *Pending) Done() bool {
+	if p == nil || p.res == nil {
+		return true
+	}
+	select {
+	case <-p.res.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Enqueue copies one request's groups into the queue and returns without
+// waiting for the writer; Pending.Wait waits for the acknowledgement.
+// Requests are written in the order they were enqueued, so a caller that
+// enqueues the parts of one stream in order gets them stored in order.
 //
-// Errors, all before anything is enqueued unless noted:
+// Enqueue copies the groups before it returns: the caller may reuse recs
+// and its buffers at once, whatever the result. The copy happens under the
+// queue lock (a memmove of the request, about 10 GB/s), and so does nothing
+// else that is proportional to the request except counting lines before
+// the lock.
+//
+// When the request does not fit in the queue now, Enqueue returns
+// ErrQueueFull (unwrapped, so that rejecting a request under overload does
+// not allocate) if wait is false, and otherwise waits for room until ctx is
+// done (returning ctx's error). A caller that does not wait also gets
+// ErrQueueFull while others wait, so that waiting callers are not starved.
+//
+// Errors, all before anything is enqueued:
 //   - ErrInvalid (wrapped): a group's Day is not a DayLayout date, or its
 //     Lines do not end with '\n'.
 //   - ErrTooLarge (wrapped): the request's bytes exceed MaxQueueBytes.
-//   - ErrQueueFull (unwrapped): the request does not fit in the queue now.
+//   - ErrQueueFull: see above.
 //   - ErrClosed: Close has started.
 //   - ctx's error, if ctx is done before the request is enqueued.
-//   - A write or fsync error from the writer: the whole batch failed, was
-//     rolled back (best effort) and is not acknowledged.
-//   - A wrapped ctx error if ctx is done while waiting: the request stays
-//     enqueued and may still be written, so a retry may duplicate it.
-//
-// A failed Append may still leave its lines on disk (a rollback that fails,
-// or a cancelled wait), so clients that retry get at-least-once delivery;
-// an acknowledged Append is present exactly once.
-func (s *Store) Append(ctx context.Context, recs []Group) error {
+func (s *Store) Enqueue(ctx context.Context, recs []Group, wait bool) (*Pending, error) {
 	var n, lines int64
 	for i := range recs {
 		g := &recs[i]
@@ -339,55 +408,64 @@ func (s *Store) Append(ctx context.Context, recs []Group) error {
 			continue
 		}
 		if !validDay(g.Day) {
-			return fmt.Errorf("cannot append group %d: day %q is not a YYYY-MM-DD date: %w", i, g.Day, ErrInvalid)
+			return nil, fmt.Errorf("cannot append group %d: day %q is not a YYYY-MM-DD date: %w", i, g.Day, ErrInvalid)
 		}
 		if g.Lines[len(g.Lines)-1] != '\n' {
-			return fmt.Errorf("cannot append group %d: lines do not end with a newline: %w", i, ErrInvalid)
+			return nil, fmt.Errorf("cannot append group %d: lines do not end with a newline: %w", i, ErrInvalid)
 		}
 		n += int64(len(g.Lines))
 		lines += int64(bytes.Count(g.Lines, newline))
 	}
 	if n > s.o.MaxQueueBytes {
-		return fmt.Errorf("cannot append %d bytes: the queue holds at most %d: %w", n, s.o.MaxQueueBytes, ErrTooLarge)
+		return nil, fmt.Errorf("cannot append %d bytes: the queue holds at most %d: %w", n, s.o.MaxQueueBytes, ErrTooLarge)
 	}
 	if err := ctx.Err(); err != nil {
-		return err
+		return nil, err
 	}
-	res, err := s.enqueue(recs, n, lines)
-	if err != nil || res == nil {
-		return err
+	res, err := s.enqueue(ctx, recs, n, lines, wait)
+	if err != nil {
+		return nil, err
 	}
-	select {
-	case <-res.done:
-		return res.err
-	case <-ctx.Done():
-		select {
-		case <-res.done: // finished at the same time: report the outcome
-			return res.err
-		default:
-		}
-		return fmt.Errorf("stopped waiting for the segment writer (the lines may still be written): %w", context.Cause(ctx))
-	}
+	return &Pending{res: res}, nil
 }
 
 var newline = []byte{'\n'}
 
 // enqueue copies recs (n bytes, lines lines) into the last pending batch,
-// or a new one, and wakes the writer. It returns the batch's result, or
-// nil and no error when there is nothing to write.
-func (s *Store) enqueue(recs []Group, n, lines int64) (*result, error) {
+// or a new one, and wakes the writer; with wait it first waits for room.
+// It returns the batch's result, or nil when there is nothing to write.
+func (s *Store) enqueue(ctx context.Context, recs []Group, n, lines int64, wait bool) (*result, error) {
 	s.mu.Lock()
-	if s.closed {
+	for {
+		if s.closed {
+			s.mu.Unlock()
+			return nil, ErrClosed
+		}
+		if n == 0 {
+			s.mu.Unlock()
+			return nil, nil
+		}
+		if s.queueBytes+n <= s.o.MaxQueueBytes && (wait || s.waiters == 0) {
+			break
+		}
+		if !wait {
+			s.mu.Unlock()
+			return nil, ErrQueueFull
+		}
+		// Slow path: wait until finish frees room (or Close starts).
+		room := s.room
+		s.waiters++
 		s.mu.Unlock()
-		return nil, ErrClosed
-	}
-	if n == 0 {
-		s.mu.Unlock()
-		return nil, nil
-	}
-	if s.queueBytes+n > s.o.MaxQueueBytes {
-		s.mu.Unlock()
-		return nil, ErrQueueFull
+		select {
+		case <-room:
+		case <-ctx.Done():
+			s.mu.Lock()
+			s.waiters--
+			s.mu.Unlock()
+			return nil, context.Cause(ctx)
+		}
+		s.mu.Lock()
+		s.waiters--
 	}
 	var b *batch
 	if k := len(s.pending); k > 0 && s.pending[k-1].bytes+n <= s.batchCap {
@@ -445,6 +523,8 @@ func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		s.mu.Lock()
 		s.closed = true
+		close(s.room) // waiting Enqueue calls see closed
+		s.room = make(chan struct{})
 		s.mu.Unlock()
 		select {
 		case s.wake <- struct{}{}:

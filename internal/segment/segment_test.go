@@ -503,6 +503,105 @@ func TestBackpressure(t *testing.T) {
 	mustAppend(t, s, "2026-11-22", line)
 }
 
+// TestEnqueueWait stalls the writer and fills the queue: Enqueue with wait
+// blocks until room is freed, callers that do not wait get ErrQueueFull
+// while someone waits (no starvation), a cancelled wait takes nothing, and
+// Close wakes the waiters with ErrClosed.
+func TestEnqueueWait(t *testing.T) {
+	release := make(chan struct{})
+	var stall atomic.Bool
+	stall.Store(true)
+	s := openStore(t, t.TempDir(), Options{MaxQueueBytes: 1000, testBeforeBatch: func() {
+		if stall.Load() {
+			<-release
+		}
+	}})
+	ctx := context.Background()
+	line := strings.Repeat("x", 399) + "\n"
+	first, err := s.Enqueue(ctx, groups("2026-11-22", line), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := s.Enqueue(ctx, groups("2026-11-22", line), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Done() || second.Done() {
+		t.Fatal("acknowledged while the writer is stalled")
+	}
+	if _, err := s.Enqueue(ctx, groups("2026-11-22", line), false); err != ErrQueueFull {
+		t.Fatalf("Enqueue without wait on a full queue: %v", err)
+	}
+	// A cancelled wait returns the context's error and enqueues nothing.
+	cctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+	defer cancel()
+	if _, err := s.Enqueue(cctx, groups("2026-11-22", line), true); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("cancelled wait: %v", err)
+	}
+	waited := make(chan error, 1)
+	var p *Pending
+	go func() {
+		var err error
+		p, err = s.Enqueue(ctx, groups("2026-11-23", line), true)
+		waited <- err
+	}()
+	waitFor(t, "a waiter", func() bool { s.mu.Lock(); defer s.mu.Unlock(); return s.waiters == 1 })
+	// 100 bytes would fit, but a caller that does not wait must not jump
+	// the queue.
+	if _, err := s.Enqueue(ctx, groups("2026-11-22", "y\n"), false); err != ErrQueueFull {
+		t.Fatalf("Enqueue without wait beside a waiter: %v", err)
+	}
+	stall.Store(false)
+	close(release)
+	if err := <-waited; err != nil {
+		t.Fatalf("waiting Enqueue: %v", err)
+	}
+	for _, q := range []*Pending{first, second, p} {
+		if err := q.Wait(ctx); err != nil {
+			t.Fatalf("Wait: %v", err)
+		}
+	}
+	if st := s.Stats(); st.LinesWritten != 3 || st.QueueBytes != 0 {
+		t.Fatalf("after draining: %+v", st)
+	}
+}
+
+// TestEnqueueWaitClose: Close wakes a caller waiting for room with
+// ErrClosed, and still writes what was enqueued.
+func TestEnqueueWaitClose(t *testing.T) {
+	release := make(chan struct{})
+	dir := t.TempDir()
+	s := openStore(t, dir, Options{MaxQueueBytes: 1000, testBeforeBatch: func() { <-release }})
+	ctx := context.Background()
+	line := strings.Repeat("x", 599) + "\n"
+	first, err := s.Enqueue(ctx, groups("2026-11-22", line), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waited := make(chan error, 1)
+	go func() {
+		_, err := s.Enqueue(ctx, groups("2026-11-22", line), true)
+		waited <- err
+	}()
+	waitFor(t, "a waiter", func() bool { s.mu.Lock(); defer s.mu.Unlock(); return s.waiters == 1 })
+	closed := make(chan error, 1)
+	go func() { closed <- s.Close() }()
+	if err := <-waited; !errors.Is(err, ErrClosed) {
+		t.Fatalf("waiter after Close: %v", err)
+	}
+	close(release)
+	if err := <-closed; err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Wait(ctx); err != nil {
+		t.Fatalf("enqueued before Close: %v", err)
+	}
+	files, err := List(dir)
+	if err != nil || len(files) != 1 || files[0].Size != 600 {
+		t.Fatalf("List after Close: %+v, %v", files, err)
+	}
+}
+
 // TestWriteError injects a short write followed by an error: the batch
 // fails, the segment is rolled back and sealed, and later Appends go to a
 // new segment. Only acknowledged lines are on disk.
