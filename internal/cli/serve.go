@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/spate-io/spate/internal/ingest"
 	"github.com/spate-io/spate/internal/segment"
 	"github.com/spate-io/spate/internal/server"
 )
@@ -39,10 +40,9 @@ type serveOpts struct {
 
 func newServeCmd() *cobra.Command {
 	o := &serveOpts{
-		maxRequest:  server.DefaultMaxRequestBytes,
-		maxLine:     server.DefaultMaxLineBytes,
+		maxLine:     ingest.DefaultMaxLineBytes,
 		maxQueue:    segment.DefaultMaxQueueBytes,
-		maxInflight: server.DefaultMaxInflightBytes,
+		maxInflight: ingest.DefaultMemoryBytes,
 		segmentSize: segment.DefaultMaxSegmentBytes,
 	}
 	cmd := &cobra.Command{
@@ -57,34 +57,51 @@ Endpoints (main listener):
                           _msg_field, _stream_fields, ignore_fields,
                           decolorize_fields, extra_fields, debug and their
                           VL-* headers; Content-Encoding gzip or zstd
-  POST /api/v1/ingest     the same, for curl --data-binary @file
+  POST /api/v1/ingest     the same (PUT too, for curl -T)
   GET  /metrics           Prometheus text format
   GET  /healthz, /readyz  liveness; readiness (503 when the queue is >90%
                           full or the server is stopping)
 Admin listener (--admin-listen): /debug/pprof/ and /metrics.
 
-Every line is checked as JSON (valid UTF-8, a JSON object, a parseable time
-field). Bad lines are rejected and named in the JSON answer
-({"accepted":N,"rejected":M,"errors":[{"line":L,"error":"..."}]}); good
-lines are kept. Answers: 200 stored; 400 empty or all lines bad; 401 no or
-wrong token; 413 body or line too large; 415 unsupported Content-Type or
-Content-Encoding; 429 + Retry-After when the write queue or in-flight
-memory is full (nothing stored: retry); 503 shutting down.
+Bodies of any size stream through: they are read in 1 MiB chunks cut at
+line ends, checked on all cores, and stored in order; memory stays within
+--max-inflight plus --max-queue. Every line is checked as JSON (valid
+UTF-8, a JSON object, a parseable time field). Bad lines, and lines over
+--max-line-size, are rejected and named in the JSON answer
+({"accepted":N,"rejected":M,"lines":L,"errors":[{"line":L,"error":"..."}]});
+the good lines around them are kept.
+
+Answers: 200 the whole body was read, its good lines stored; 400 empty or
+all lines bad, a body that does not decompress or a bad parameter; 401 no
+or wrong token; 405 not POST or PUT; 408 the client sent nothing for
+--read-timeout; 413 body over --max-request-size; 415 unsupported
+Content-Type or Content-Encoding; 429 + Retry-After when the write queue or
+the in-flight memory is full, decided before the body is read (nothing
+stored: retry; the rest of the body is read and discarded so that the
+client sees the answer); 503 shutting down.
+
+What a request cut short leaves stored: a body is stored chunk by chunk, so
+a client that disconnects or stalls midway, or a body that passes
+--max-request-size, keeps every complete line before the cut (as
+VictoriaLogs keeps what it parsed); the answer, if the client still reads
+it, says how many ("lines": resend from line lines+1).
 
 Lines are stored as received. A line without a time field (_time, ts, time,
 timestamp, @timestamp, or _time_field) gets "_time" (the ingestion time) as
 its first field; so does one whose time field is "", null, "0", 0 or "-",
-as in VictoriaLogs. Ingestion parameters other than _time_field=_time rebuild
-the line flat, as VictoriaLogs stores it. Files: DIR/YYYY-MM-DD/seg-N.ndjson,
-by the lines' UTC day, rotated by --segment-size and --segment-age; sealed
-segments are compressed to .ndjson.zst in the background. spate query reads
-DIR directly. After a crash the torn tail of a segment is cut back to its
-last complete line. SIGINT/SIGTERM: stop taking requests, finish those in
-flight, write and fsync the queue, exit.
+as in VictoriaLogs. Ingestion parameters other than _time_field=_time
+rebuild the line flat, as VictoriaLogs stores it. Files:
+DIR/YYYY-MM-DD/seg-N.ndjson, by the lines' UTC day, rotated by
+--segment-size and --segment-age; sealed segments are compressed to
+.ndjson.zst in the background. spate query reads DIR directly. After a
+crash the torn tail of a segment is cut back to its last complete line.
+SIGINT/SIGTERM: stop taking requests, finish those in flight, write and
+fsync the queue, exit.
 
 Examples:
   spate serve --data /var/lib/spate
   spate serve --data ./logs --listen 127.0.0.1:9428 --admin-listen 127.0.0.1:9429
+  curl -T big.ndjson http://127.0.0.1:9428/api/v1/ingest      # any size
   curl --data-binary @app.ndjson http://127.0.0.1:9428/api/v1/ingest
   curl -H 'Content-Encoding: gzip' --data-binary @app.ndjson.gz \
        'http://127.0.0.1:9428/insert/jsonline?_msg_field=log&_time_field=date'
@@ -100,15 +117,15 @@ Examples:
 	fl.StringVar(&o.adminListen, "admin-listen", "", "address for pprof and metrics, e.g. 127.0.0.1:9429 (default: off)")
 	fl.StringVar(&o.fsync, "fsync", "batch", "when to fsync: batch (acknowledge after fsync), interval (acknowledge after write, fsync every --fsync-interval), never")
 	fl.DurationVar(&o.fsyncInterval, "fsync-interval", segment.DefaultSyncInterval, "fsync period for --fsync interval")
-	fl.Var(&o.maxRequest, "max-request-size", "largest request body, after decompression; larger ones get 413")
-	fl.Var(&o.maxLine, "max-line-size", "longest line; a longer line fails its request with 413")
-	fl.Var(&o.maxQueue, "max-queue", "bytes accepted and not yet written; beyond it requests get 429")
-	fl.Var(&o.maxInflight, "max-inflight", "memory for request bodies being read and checked (each byte counts twice); beyond it requests get 429")
+	fl.Var(&o.maxRequest, "max-request-size", "largest request body, after decompression; past it the request ends with 413, keeping the lines before (default: no limit)")
+	fl.Var(&o.maxLine, "max-line-size", "longest line; a longer line is rejected and skipped, the rest of its request kept")
+	fl.Var(&o.maxQueue, "max-queue", "bytes accepted and not yet written; new requests get 429 while it is full, requests under way wait")
+	fl.Var(&o.maxInflight, "max-inflight", "memory for request chunks being read and checked (each chunk reserves twice its size); a request that cannot get its first chunk gets 429")
 	fl.Var(&o.segmentSize, "segment-size", "seal a segment and start a new one at this size")
 	fl.DurationVar(&o.segmentAge, "segment-age", segment.DefaultMaxSegmentAge, "seal a segment this long after it was started")
 	fl.BoolVar(&o.noCompress, "no-compress", false, "leave sealed segments as plain .ndjson (default: compress them with zstd)")
 	fl.StringVar(&o.tokenFile, "auth-token-file", "", "file of bearer tokens, one per line; ingest requests must send one (Authorization: Bearer TOKEN)")
-	fl.DurationVar(&o.readTimeout, "read-timeout", time.Minute, "longest time to read one request, body included")
+	fl.DurationVar(&o.readTimeout, "read-timeout", time.Minute, "longest time a client may send nothing while its body is read (408, keeping its complete lines)")
 	fl.StringVar(&o.logFormat, "log-format", "text", "log format on stderr: text or json")
 	fl.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fl.DurationVar(&o.slowWrite, "debug-slow-write", 0, "sleep before each write batch, to simulate a slow disk (tests, demos)")
@@ -155,12 +172,14 @@ func runServe(ctx context.Context, o *serveOpts, stderr io.Writer) error {
 			NoCompress:      o.noCompress,
 			SlowWrite:       o.slowWrite,
 		},
-		MaxRequestBytes:  int64(o.maxRequest),
-		MaxLineBytes:     int(o.maxLine),
-		MaxInflightBytes: int64(o.maxInflight),
-		ReadTimeout:      o.readTimeout,
-		AuthTokens:       tokens,
-		Logger:           log,
+		Ingest: ingest.Config{
+			MaxLineBytes: int(o.maxLine),
+			MemoryBytes:  int64(o.maxInflight),
+		},
+		MaxRequestBytes: int64(o.maxRequest),
+		ReadTimeout:     o.readTimeout,
+		AuthTokens:      tokens,
+		Logger:          log,
 	}
 	srv, err := server.New(cfg)
 	if err != nil {

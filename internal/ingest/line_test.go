@@ -149,7 +149,6 @@ func TestParseParams(t *testing.T) {
 	bad(url.Values{"extra_fields": {"novalue"}}, http.Header{}, "name=value")
 	bad(url.Values{"_time_field": {"a,b"}}, http.Header{}, "one field")
 	bad(url.Values{"debug": {"yes"}}, http.Header{}, "debug")
-	bad(url.Values{}, http.Header{"Accountid": {"7"}}, "tenants")
 	if p, _ := ParseParams(url.Values{"_time_field": {"_time"}, "_msg_field": {"_msg"}}, http.Header{}); p.Rewrites() {
 		t.Fatal("_time and _msg must not force a rewrite")
 	}

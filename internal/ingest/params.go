@@ -55,7 +55,7 @@ func (p *Params) Rewrites() bool {
 
 // ParseParams reads the ingestion parameters from query args and headers;
 // a query arg wins over its header, as in VictoriaLogs. The tenant headers
-// AccountID and ProjectID must be absent or 0: spate keeps one data set.
+// are not parameters: see segment.ParseTenantHeaders.
 func ParseParams(q url.Values, h http.Header) (Params, error) {
 	get := func(arg, header string) string {
 		if v := q.Get(arg); v != "" {
@@ -85,11 +85,6 @@ func ParseParams(q url.Values, h http.Header) (Params, error) {
 		p.Debug = true
 	default:
 		return p, fmt.Errorf("%w: debug wants 0 or 1, got %q", ErrParams, d)
-	}
-	for _, t := range []string{"AccountID", "ProjectID"} {
-		if v := h.Get(t); v != "" && v != "0" {
-			return p, fmt.Errorf("%w: header %s: %s; spate has no tenants (use another --data directory)", ErrParams, t, v)
-		}
 	}
 	return p, nil
 }

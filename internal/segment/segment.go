@@ -118,9 +118,9 @@ type Options struct {
 	// Days come from the caller (Group.Day), never from Now.
 	Now func() time.Time
 	// Observe, if set, is called by the writer goroutine after each batch
-	// (after its requests got their result), before the next one starts:
-	// keep it short (update counters, no I/O). It must not call Append or
-	// Close, which wait for the writer; Stats is fine.
+	// is written, just before its requests get their result: keep it short
+	// (update counters, no I/O), it delays the acknowledgement. It must not
+	// call Append or Close, which wait for the writer; Stats is fine.
 	Observe func(BatchInfo)
 
 	// SlowWrite makes the writer sleep this long before each batch: a slow

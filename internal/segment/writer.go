@@ -138,6 +138,11 @@ func (w *writer) writeBatch(b *batch) {
 	if s.o.Sync == SyncBatch {
 		info.Sync = t2.Sub(t1)
 	}
+	if s.o.Observe != nil {
+		// Before the acknowledgement, so that a client that sees its lines
+		// acknowledged also sees their batch in the metrics.
+		s.o.Observe(info)
+	}
 	s.finish(b, err)
 
 	for _, seg := range w.retiring {
@@ -145,9 +150,6 @@ func (w *writer) writeBatch(b *batch) {
 	}
 	w.retiring = w.retiring[:0]
 	w.trim(now)
-	if s.o.Observe != nil {
-		s.o.Observe(info)
-	}
 }
 
 // writeDay writes one day's lines of a batch, starting a new segment when

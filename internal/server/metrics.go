@@ -24,8 +24,9 @@ type serverMetrics struct {
 	storedBytes   prometheus.Counter
 	bodyBytes     prometheus.Counter
 	throttled     prometheus.Counter
-	requests      *prometheus.CounterVec // by path and code
-	reqDuration   prometheus.Histogram
+	drainedBytes  prometheus.Counter
+	requests      *prometheus.CounterVec   // by path and code
+	reqDuration   *prometheus.HistogramVec // by path
 	batchLines    prometheus.Histogram
 	batchBytes    prometheus.Histogram
 	batchRequests prometheus.Histogram
@@ -45,9 +46,10 @@ func newServerMetrics(s *Server) *serverMetrics {
 		lines:         f.counterVec("spate_ingest_lines_total", "Lines received by result: accepted (stored) or rejected (bad).", "result"),
 		storedBytes:   f.counter("spate_ingest_stored_bytes_total", "Bytes of lines stored, as written to segments."),
 		bodyBytes:     f.counter("spate_ingest_body_bytes_total", "Bytes of request bodies read, after decompression."),
-		throttled:     f.counter("spate_ingest_throttled_total", "Requests answered 429 (queue or in-flight memory full)."),
-		requests:      f.counterVec("spate_ingest_requests_total", "Ingest requests by path and status code.", "path", "code"),
-		reqDuration:   f.histogram("spate_ingest_request_duration_seconds", "Time to answer an ingest request.", seconds),
+		throttled:     f.counter("spate_ingest_throttled_total", "Requests answered 429 or 503 because the queue or the in-flight memory was full."),
+		drainedBytes:  f.counter("spate_ingest_drained_bytes_total", "Body bytes read and discarded after an early answer (429, 4xx), so that clients can read it."),
+		requests:      f.counterVec("spate_http_requests_total", "API requests by path and status code.", "path", "code"),
+		reqDuration:   f.histogramVec("spate_http_request_duration_seconds", "Time from a request's start to its answer's status, by path.", seconds, "path"),
 		batchLines:    f.histogram("spate_write_batch_lines", "Lines per group-commit batch.", counts),
 		batchBytes:    f.histogram("spate_write_batch_bytes", "Bytes per group-commit batch.", sizes),
 		batchRequests: f.histogram("spate_write_batch_requests", "Requests per group-commit batch.", counts),
@@ -68,11 +70,11 @@ func newServerMetrics(s *Server) *serverMetrics {
 	stat("spate_compress_pending", "Sealed segments waiting for compression.", func(st segment.Stats) float64 { return float64(st.CompressPending) })
 	reg.MustRegister(
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "spate_queue_limit_bytes", Help: "The queue bound (--max-queue)."},
-			func() float64 { return float64(s.queueLimit()) }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "spate_inflight_bytes", Help: "Memory held by requests being read and checked."},
-			func() float64 { return float64(s.inflight.used.Load()) }),
+			func() float64 { return float64(s.cfg.Segment.MaxQueueBytes) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "spate_inflight_bytes", Help: "Memory reserved by request chunks being read, checked and queued."},
+			func() float64 { return float64(s.pipe.MemoryUsed()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "spate_inflight_limit_bytes", Help: "The in-flight bound (--max-inflight)."},
-			func() float64 { return float64(s.inflight.limit) }),
+			func() float64 { return float64(s.pipe.Config().MemoryBytes) }),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		collectors.NewGoCollector(),
 		pageFaults{
@@ -99,6 +101,12 @@ func (p promauto) counterVec(name, help string, labels ...string) *prometheus.Co
 	return c
 }
 
+func (p promauto) histogramVec(name, help string, buckets []float64, labels ...string) *prometheus.HistogramVec {
+	h := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets}, labels)
+	p.reg.MustRegister(h)
+	return h
+}
+
 func (p promauto) histogram(name, help string, buckets []float64) prometheus.Histogram {
 	h := prometheus.NewHistogram(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets})
 	p.reg.MustRegister(h)
@@ -120,10 +128,10 @@ func (m *serverMetrics) observeBatch(b segment.BatchInfo) {
 	}
 }
 
-// request counts one answered ingest request.
+// request counts one answered API request.
 func (m *serverMetrics) request(path string, code int, d time.Duration) {
 	m.requests.WithLabelValues(path, strconv.Itoa(code)).Inc()
-	m.reqDuration.Observe(d.Seconds())
+	m.reqDuration.WithLabelValues(path).Observe(d.Seconds())
 }
 
 // handleMetrics writes the server's metrics and the process's (RSS, CPU,

@@ -1,29 +1,33 @@
 // Package server is `spate serve`: an HTTP server that ingests NDJSON logs
-// into durable segment files (internal/segment), with backpressure,
-// Prometheus metrics, health checks and pprof on an admin listener.
+// into durable segment files (internal/segment) through the ingest
+// pipeline (internal/ingest), with backpressure, Prometheus metrics, health
+// checks and pprof on an admin listener.
 //
-// Contract: a 200 from an ingest endpoint means every line it counts as
-// accepted is stored (and, with segment.SyncBatch, fsynced); any other
-// status means nothing from that request was stored. Memory is bounded by
-// Config.MaxInflightBytes (request bodies being read and checked) plus the
-// segment queue (segment.Options.MaxQueueBytes); past either, requests get
-// 429 with Retry-After.
+// Contract: a 200 from an ingest endpoint means the whole body was read and
+// every line it counts as accepted is stored (and, with segment.SyncBatch,
+// fsynced). Any other status says in its JSON body how many lines were
+// stored: a request is taken in chunks, so a body cut short (a client that
+// goes away, a line past --max-request-size, a storage failure) keeps the
+// lines of its first chunks. A 429 is decided before any of the body is
+// read, so it stores nothing. Memory is bounded by
+// ingest.Config.MemoryBytes (chunks being read and checked) plus the segment
+// queue (segment.Options.MaxQueueBytes); a request that cannot get room for
+// its first chunk gets 429 with Retry-After, and the rest of its body is
+// read and discarded (up to a bound) so that the client can read the answer.
 package server
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/pprof"
-	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/spate-io/spate/internal/ingest"
 	"github.com/spate-io/spate/internal/segment"
 )
 
@@ -33,23 +37,21 @@ type Config struct {
 	DataDir string
 	// Segment configures the store; its Observe hook is set by the server.
 	Segment segment.Options
-	// MaxRequestBytes caps one request body after decompression; default
-	// 32 MiB. Larger bodies get 413 and nothing is stored.
+	// Ingest configures the pipeline: chunk size, line limit, memory for
+	// chunks in flight (--max-inflight), workers.
+	Ingest ingest.Config
+	// MaxRequestBytes caps one request body after decompression; 0 means
+	// no limit. A body over it gets 413 once the limit is reached (at once
+	// when its Content-Length says so), keeping the lines before it.
 	MaxRequestBytes int64
-	// MaxLineBytes caps one line; default 256 KiB (VictoriaLogs'
-	// -insert.maxLineSizeBytes). A longer line fails the request with 413.
-	MaxLineBytes int
-	// MaxInflightBytes bounds the memory of requests being read and checked
-	// (each byte of body counts twice: as read and as stored); default
-	// 64 MiB. A request that cannot get room gets 429.
-	MaxInflightBytes int64
-	// ReadTimeout bounds reading a whole request, body included, so slow
-	// clients cannot hold memory; default 60s. ReadHeaderTimeout defaults
-	// to 10s, IdleTimeout to 2m.
+	// ReadTimeout is how long a client may send nothing while its body is
+	// read; the request then ends with 408, keeping its complete lines.
+	// Default 60s. ReadHeaderTimeout (headers) defaults to 10s,
+	// IdleTimeout (keep-alive) to 2m.
 	ReadTimeout, ReadHeaderTimeout, IdleTimeout time.Duration
-	// RetryAfter is the Retry-After of 429 answers; default 1s.
+	// RetryAfter is the Retry-After of 429 and 503 answers; default 1s.
 	RetryAfter time.Duration
-	// AuthTokens, if any, are the bearer tokens ingest requests must carry.
+	// AuthTokens, if any, are the bearer tokens requests must carry.
 	AuthTokens []string
 	// Logger; nil means slog.Default().
 	Logger *slog.Logger
@@ -57,32 +59,13 @@ type Config struct {
 	Now func() time.Time
 }
 
-// Defaults for the zero fields of Config.
-const (
-	DefaultMaxRequestBytes  = 32 << 20
-	DefaultMaxLineBytes     = 256 << 10
-	DefaultMaxInflightBytes = 64 << 20
-)
-
 func (c Config) withDefaults() (Config, error) {
 	if c.DataDir == "" {
 		return c, errors.New("cannot start the server: no data directory")
 	}
-	if c.MaxRequestBytes < 0 || c.MaxLineBytes < 0 || c.MaxInflightBytes < 0 {
+	if c.MaxRequestBytes < 0 {
 		return c, errors.New("cannot start the server: negative size limit")
 	}
-	if c.MaxRequestBytes == 0 {
-		c.MaxRequestBytes = DefaultMaxRequestBytes
-	}
-	if c.MaxLineBytes == 0 {
-		c.MaxLineBytes = DefaultMaxLineBytes
-	}
-	if c.MaxInflightBytes == 0 {
-		c.MaxInflightBytes = DefaultMaxInflightBytes
-	}
-	// One request of the maximum size must always fit (each byte counts
-	// twice, and reads go in 256 KiB steps).
-	c.MaxInflightBytes = max(c.MaxInflightBytes, 2*c.MaxRequestBytes+1<<20)
 	if c.ReadTimeout == 0 {
 		c.ReadTimeout = time.Minute
 	}
@@ -101,31 +84,36 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
+	if c.Ingest.Now == nil {
+		c.Ingest.Now = c.Now
+	}
 	return c, nil
 }
 
 // Server is one spate server over one data directory. Its handlers are
 // safe for concurrent use.
 type Server struct {
-	cfg      Config
-	log      *slog.Logger
-	store    *segment.Store
-	m        *serverMetrics
-	inflight budget
-	closing  atomic.Bool
-	reqPool  sync.Pool // *reqState
+	cfg     Config
+	log     *slog.Logger
+	store   *segment.Store
+	pipe    *ingest.Pipeline
+	m       *serverMetrics
+	closing atomic.Bool
+	started time.Time
 }
 
-// New opens the data directory (recovering it, see segment.Open) and
-// returns a Server ready to serve. Close it to flush and release the
-// directory.
+// New opens the data directory (recovering it, see segment.Open), starts
+// the ingest pipeline and returns a Server ready to serve. Close it to
+// flush and release the directory.
 func New(cfg Config) (*Server, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger}
-	s.inflight.limit = cfg.MaxInflightBytes
+	s := &Server{cfg: cfg, log: cfg.Logger, started: time.Now()}
+	if s.pipe, err = ingest.NewPipeline(cfg.Ingest); err != nil {
+		return nil, err
+	}
 	s.m = newServerMetrics(s)
 	so := cfg.Segment
 	if so.Logger == nil {
@@ -135,13 +123,12 @@ func New(cfg Config) (*Server, error) {
 	if so.MaxQueueBytes == 0 {
 		so.MaxQueueBytes = segment.DefaultMaxQueueBytes
 	}
-	if so.MaxQueueBytes < cfg.MaxRequestBytes*2 {
-		// A request of the maximum size must fit in the queue (its stored
-		// form can be a little larger than its body).
-		so.MaxQueueBytes = cfg.MaxRequestBytes * 2
-	}
+	// A chunk's lines, rebuilt, must always fit in the queue.
+	so.MaxQueueBytes = max(so.MaxQueueBytes, 4*int64(s.pipe.Config().ChunkBytes))
+	s.cfg.Segment = so
 	s.store, err = segment.Open(cfg.DataDir, so)
 	if err != nil {
+		s.pipe.Close()
 		return nil, fmt.Errorf("cannot open data directory: %w", err)
 	}
 	return s, nil
@@ -150,8 +137,8 @@ func New(cfg Config) (*Server, error) {
 // Handler returns the public API: ingestion, health and metrics.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("/insert/jsonline", s.handleIngest)
-	mux.HandleFunc("/api/v1/ingest", s.handleIngest)
+	mux.Handle("/insert/jsonline", s.route("/insert/jsonline", s.handleInsert))
+	mux.Handle("/api/v1/ingest", s.route("/api/v1/ingest", s.handleInsert))
 	mux.HandleFunc("/healthz", s.handleHealth)
 	mux.HandleFunc("/readyz", s.handleReady)
 	mux.HandleFunc("/metrics", s.handleMetrics)
@@ -178,12 +165,14 @@ func (s *Server) AdminHandler() http.Handler {
 // then shuts down gracefully: new requests get 503, requests in flight
 // finish (up to 30s), the queue is written and fsynced and the store is
 // closed. It returns nil after a clean shutdown.
+//
+// There is no whole-request read or write deadline, so that bodies of any
+// size can stream in: a body read waits at most ReadTimeout for each piece
+// (see handleInsert), and answers set their own write deadlines.
 func (s *Server) Serve(ctx context.Context, ln, admin net.Listener) error {
 	hs := &http.Server{
 		Handler:           s.Handler(),
-		ReadTimeout:       s.cfg.ReadTimeout,
 		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
-		WriteTimeout:      s.cfg.ReadTimeout + 30*time.Second,
 		IdleTimeout:       s.cfg.IdleTimeout,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
@@ -220,8 +209,12 @@ func (s *Server) Serve(ctx context.Context, ln, admin net.Listener) error {
 // Close stops ingestion, writes and fsyncs what is queued and closes the
 // store. Safe to call more than once.
 func (s *Server) Close() error {
-	s.closing.Store(true)
-	if err := s.store.Close(); err != nil {
+	if s.closing.Swap(true) {
+		return s.store.Close()
+	}
+	err := s.store.Close()
+	s.pipe.Close()
+	if err != nil {
 		return fmt.Errorf("cannot close data directory: %w", err)
 	}
 	return nil
@@ -229,21 +222,6 @@ func (s *Server) Close() error {
 
 // Store returns the segment store, for tests and stats.
 func (s *Server) Store() *segment.Store { return s.store }
-
-func (s *Server) authorized(r *http.Request) bool {
-	if len(s.cfg.AuthTokens) == 0 {
-		return true
-	}
-	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok {
-		return false
-	}
-	good := 0
-	for _, t := range s.cfg.AuthTokens {
-		good |= subtle.ConstantTimeCompare([]byte(tok), []byte(t))
-	}
-	return good == 1
-}
 
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -260,34 +238,10 @@ func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	st := s.store.Stats()
-	if limit := s.queueLimit(); st.QueueBytes*10 > limit*9 {
+	if limit := s.cfg.Segment.MaxQueueBytes; st.QueueBytes*10 > limit*9 {
 		w.WriteHeader(http.StatusServiceUnavailable)
 		fmt.Fprintf(w, "queue %d of %d bytes full\n", st.QueueBytes, limit)
 		return
 	}
 	fmt.Fprintln(w, "ready")
 }
-
-func (s *Server) queueLimit() int64 {
-	q := s.cfg.Segment.MaxQueueBytes
-	if q == 0 {
-		q = segment.DefaultMaxQueueBytes
-	}
-	return max(q, s.cfg.MaxRequestBytes*2)
-}
-
-// budget is a byte semaphore that never blocks.
-type budget struct {
-	used  atomic.Int64
-	limit int64
-}
-
-func (b *budget) tryAcquire(n int64) bool {
-	if b.used.Add(n) > b.limit {
-		b.used.Add(-n)
-		return false
-	}
-	return true
-}
-
-func (b *budget) release(n int64) { b.used.Add(-n) }
