@@ -22,6 +22,7 @@ import (
 	"github.com/spate-io/spate/internal/fileread"
 	"github.com/spate-io/spate/internal/output"
 	"github.com/spate-io/spate/internal/query"
+	"github.com/spate-io/spate/internal/segment"
 )
 
 // queryOptions are the flags of `spate query`.
@@ -41,6 +42,7 @@ type queryOptions struct {
 	progress    bool
 	stats       bool
 	now         string
+	tenant      string
 	stdin       io.Reader
 	stdoutTTY   bool
 }
@@ -62,7 +64,8 @@ candidates are parsed, by several workers at once.
 
 Inputs are files, directories (read recursively, in name order), globs and
 "-" for stdin; .gz and .zst files are decompressed. With no input, stdin is
-read. Each line is a log: a JSON object (nested objects flatten to dotted
+read. A spate serve data directory (--data DIR) is read as a store: the
+segments of one tenant (--tenant, default 0:0), each once. Each line is a log: a JSON object (nested objects flatten to dotted
 names: http.ua), or plain text whose _msg is the whole line. _msg comes from
 the first of _msg, msg, message, log; _time from _time, ts, time, timestamp,
 @timestamp (RFC 3339 or Unix s/ms/us/ns) unless --msg-field/--time-field say
@@ -150,6 +153,7 @@ Exit status: 0 ok, 1 query or runtime error, 2 usage error.`,
 	fl.BoolVar(&opts.progress, "progress", false, "show bytes done, %, GB/s and ETA on stderr (default: on when stderr is a terminal)")
 	fl.BoolVar(&opts.stats, "stats", false, "print bytes, lines, matched, bad lines, wall time and GB/s to stderr at the end")
 	fl.StringVar(&opts.now, "now", "", "time that relative _time filters (_time:5m) count back from, RFC 3339 (default: the current time)")
+	fl.StringVar(&opts.tenant, "tenant", "", "tenant to read in spate serve data directories, AccountID:ProjectID (default 0:0)")
 	return cmd
 }
 
@@ -201,9 +205,16 @@ func runQuery(ctx context.Context, opts queryOptions, text string, args []string
 	if err != nil {
 		return usagef("invalid --format: %v", err)
 	}
-	inputs, total, err := expandInputs(args)
+	tenant, err := segment.ParseTenant(opts.tenant)
+	if err != nil {
+		return usagef("invalid --tenant: %v", err)
+	}
+	inputs, total, stores, err := expandInputs(args, tenant)
 	if err != nil {
 		return err
+	}
+	if opts.tenant != "" && stores == 0 {
+		return usagef("--tenant reads spate serve data directories, and no input is one")
 	}
 
 	var done atomic.Int64
@@ -318,20 +329,40 @@ func printQueryStats(w io.Writer, st query.Stats) {
 	fmt.Fprintln(w)
 }
 
-// expandInputs turns the arguments into input names: directories are walked
-// (regular files, in name order), globs are expanded, "-" stays. No argument
-// means stdin. It also returns the total size of the regular files (0 if
-// unknown, as for stdin).
-func expandInputs(args []string) ([]string, int64, error) {
+// expandInputs turns the arguments into input names: spate serve data
+// directories give their segments of tenant, other directories are walked
+// (regular files, in name order), globs are expanded, "-" stays. No
+// argument means stdin. It also returns the total size of the regular
+// files (0 if unknown, as for stdin) and how many data directories it
+// read.
+func expandInputs(args []string, tenant segment.Tenant) ([]string, int64, int, error) {
 	if len(args) == 0 {
-		return []string{"-"}, 0, nil
+		return []string{"-"}, 0, 0, nil
 	}
 	var out []string
 	var total int64
+	stores := 0
 	unknown := false
 	add := func(path string, size int64) {
 		out = append(out, path)
 		total += size
+	}
+	addDir := func(dir string) error {
+		if segment.IsStoreDir(dir) {
+			stores++
+			files, err := segment.List(dir)
+			if err != nil {
+				return err
+			}
+			for _, f := range files {
+				if f.Tenant == tenant {
+					add(filepath.Join(dir, f.Path), f.Size)
+				}
+			}
+			return nil
+		}
+		_, err := walkDir(dir, add)
+		return err
 	}
 	for _, a := range args {
 		if a == "-" {
@@ -343,19 +374,19 @@ func expandInputs(args []string) ([]string, int64, error) {
 		if err != nil && strings.ContainsAny(a, "*?[") {
 			matches, gerr := filepath.Glob(a)
 			if gerr != nil {
-				return nil, 0, usagef("bad glob %q: %v", a, gerr)
+				return nil, 0, 0, usagef("bad glob %q: %v", a, gerr)
 			}
 			if len(matches) == 0 {
-				return nil, 0, fmt.Errorf("%s: no files match", a)
+				return nil, 0, 0, fmt.Errorf("%s: no files match", a)
 			}
 			for _, m := range matches {
 				mfi, err := os.Stat(m)
 				if err != nil {
-					return nil, 0, err
+					return nil, 0, 0, err
 				}
 				if mfi.IsDir() {
-					if _, err := walkDir(m, add); err != nil {
-						return nil, 0, err
+					if err := addDir(m); err != nil {
+						return nil, 0, 0, err
 					}
 					continue
 				}
@@ -364,11 +395,11 @@ func expandInputs(args []string) ([]string, int64, error) {
 			continue
 		}
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, 0, err
 		}
 		if fi.IsDir() {
-			if _, err := walkDir(a, add); err != nil {
-				return nil, 0, err
+			if err := addDir(a); err != nil {
+				return nil, 0, 0, err
 			}
 			continue
 		}
@@ -380,7 +411,7 @@ func expandInputs(args []string) ([]string, int64, error) {
 	if unknown {
 		total = 0
 	}
-	return out, total, nil
+	return out, total, stores, nil
 }
 
 // walkDir adds the regular files under dir in lexical order.

@@ -90,10 +90,12 @@ Lines are stored as received. A line without a time field (_time, ts, time,
 timestamp, @timestamp, or _time_field) gets "_time" (the ingestion time) as
 its first field; so does one whose time field is "", null, "0", 0 or "-",
 as in VictoriaLogs. Ingestion parameters other than _time_field=_time
-rebuild the line flat, as VictoriaLogs stores it. Files:
-DIR/YYYY-MM-DD/seg-N.ndjson, by the lines' UTC day, rotated by
---segment-size and --segment-age; sealed segments are compressed to
-.ndjson.zst in the background. spate query reads DIR directly. After a
+rebuild the line flat, as VictoriaLogs stores it. The AccountID and
+ProjectID headers (default 0) select a tenant. Files:
+DIR/ACCOUNT-PROJECT/YYYY-MM-DD/seg-N.ndjson, by tenant and the lines' UTC
+day, rotated by --segment-size and --segment-age; sealed segments are
+compressed to .ndjson.zst in the background. spate query reads DIR
+directly (tenant 0:0, or --tenant). After a
 crash the torn tail of a segment is cut back to its last complete line.
 SIGINT/SIGTERM: stop taking requests, finish those in flight, write and
 fsync the queue, exit.

@@ -509,3 +509,57 @@ func TestServeFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestServeTenants: lines sent with tenant headers are stored apart, and
+// spate query reads one tenant of a data directory: 0:0 unless --tenant
+// says which.
+func TestServeTenants(t *testing.T) {
+	dir := t.TempDir()
+	srv := startServe(t, dir)
+	send := func(n int, hdr ...string) {
+		t.Helper()
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, `{"i":%d}`+"\n", i)
+		}
+		req, _ := http.NewRequest(http.MethodPost, srv.url+"/insert/jsonline", strings.NewReader(b.String()))
+		for i := 0; i+1 < len(hdr); i += 2 {
+			req.Header.Set(hdr[i], hdr[i+1])
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("%v: %d", hdr, resp.StatusCode)
+		}
+	}
+	send(3)
+	send(5, "AccountID", "7", "ProjectID", "8")
+	send(11, "AccountID", "9")
+	srv.stop(t, syscall.SIGTERM)
+	count := func(args ...string) string {
+		t.Helper()
+		code, out, stderr := runCLI(t, append([]string{"query", "--format", "csv"}, args...)...)
+		if code != ExitOK {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+		return strings.TrimSpace(strings.TrimPrefix(string(out), "n\n"))
+	}
+	for _, c := range []struct{ tenant, want string }{{"", "3"}, {"0:0", "3"}, {"7:8", "5"}, {"9", "11"}, {"9:0", "11"}, {"1:1", "0"}} {
+		args := []string{"* | stats count() n", dir}
+		if c.tenant != "" {
+			args = append([]string{"--tenant", c.tenant}, args...)
+		}
+		if got := count(args...); got != c.want {
+			t.Errorf("tenant %q: %s lines, want %s", c.tenant, got, c.want)
+		}
+	}
+	if code, _, stderr := runCLI(t, "query", "--tenant", "7:8", "*", t.TempDir()); code != ExitUsage || !strings.Contains(string(stderr), "no input is one") {
+		t.Fatalf("--tenant on a plain directory: exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := runCLI(t, "query", "--tenant", "x", "*", dir); code != ExitUsage || !strings.Contains(string(stderr), "invalid --tenant") {
+		t.Fatalf("--tenant x: exit %d: %s", code, stderr)
+	}
+}

@@ -12,6 +12,9 @@ const nsPerDay = int64(24 * time.Hour)
 // segment.Store.Append. The zero Batch is empty and ready; Reset reuses its
 // buffers. Not safe for concurrent use.
 type Batch struct {
+	// Tenant is set on every group Groups returns.
+	Tenant segment.Tenant
+
 	groups []segment.Group
 	days   []int64 // day number (Unix ns / nsPerDay) of each group
 	n      int     // groups in use
@@ -49,12 +52,20 @@ func (b *Batch) Add(line []byte, ts int64) {
 	b.Bytes += int64(len(line)) + 1
 }
 
-// Groups returns the groups to append; valid until the next Add or Reset.
-func (b *Batch) Groups() []segment.Group { return b.groups[:b.n] }
+// Groups returns the groups to append, of b.Tenant; valid until the next
+// Add or Reset.
+func (b *Batch) Groups() []segment.Group {
+	g := b.groups[:b.n]
+	for i := range g {
+		g[i].Tenant = b.Tenant
+	}
+	return g
+}
 
-// Reset empties b, keeping its buffers.
+// Reset empties b, keeping its buffers, and sets its tenant to 0:0.
 func (b *Batch) Reset() {
 	b.n, b.Lines, b.Bytes = 0, 0, 0
+	b.Tenant = segment.Tenant{}
 }
 
 // Cap returns the bytes of buffer b holds, for pooling decisions.

@@ -273,6 +273,8 @@ type Request struct {
 	Body io.Reader
 	// Params are the ingestion parameters of the request.
 	Params Params
+	// Tenant is the data set the lines go to.
+	Tenant segment.Tenant
 	// Sink stores the validated lines.
 	Sink Sink
 	// MaxBytes caps the decoded body; 0 means no limit. Past it, the
@@ -507,6 +509,7 @@ func (r *run) read() {
 				bp = nil // not pooled
 			}
 			c := &chunk{buf: bp, data: data, held: r.held, pr: r.processor(), batch: getBatch(), done: make(chan struct{})}
+			c.batch.Tenant = r.req.Tenant
 			r.held = 0
 			if first && last && len(r.queue) == 0 {
 				// Fast path: the whole body is one chunk; validate it here.

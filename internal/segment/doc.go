@@ -5,23 +5,29 @@
 //
 // # On-disk format
 //
-//	DIR/.lock                                           flock held by the open Store
-//	DIR/2026-11-22/seg-0000000000000040.ndjson.zst      sealed and compressed (one zstd frame)
-//	DIR/2026-11-22/seg-0000000000000041.ndjson          active, or sealed and not yet compressed
-//	DIR/2026-11-22/seg-0000000000000042.ndjson.zst.tmp  compression in progress
+//	DIR/.lock                                               flock held by the open Store
+//	DIR/0-0/2026-11-22/seg-0000000000000040.ndjson.zst      sealed and compressed (one zstd frame)
+//	DIR/0-0/2026-11-22/seg-0000000000000041.ndjson          active, or sealed and not yet compressed
+//	DIR/0-0/2026-11-22/seg-0000000000000042.ndjson.zst.tmp  compression in progress
+//	DIR/7-8/2026-11-22/seg-0000000000000043.ndjson          tenant 7:8 (AccountID 7, ProjectID 8)
 //
-// A day directory is the UTC date the caller gave (Group.Day). Segment
-// sequence numbers are global to DIR, increase across restarts and never
-// repeat; within a day, files in sequence order hold that day's lines in
-// the order they were acknowledged. Every file holds whole lines exactly as
+// The first level is the tenant (Group.Tenant), "AccountID-ProjectID"; the
+// second the UTC date the caller gave (Group.Day). Each tenant's files live
+// apart, so a tenant is removed with its directory. Segment sequence
+// numbers are global to DIR (over tenants), increase across restarts and
+// never repeat; within a tenant's day, files in sequence order hold its
+// lines in the order they were acknowledged. Day directories directly under
+// DIR are the layout before tenants: readers take them as tenant 0:0, and
+// Open moves them under DIR/0-0. Every file holds whole lines exactly as
 // given to Append, each ending in '\n'; a .zst decompresses to exactly the
 // plain segment it replaced. There is no header, index or checksum: grep,
 // zstdcat and `spate query` read the files directly.
 //
-// Each day has at most one active segment. The writer seals it and starts a
-// new one when the next request would take it past Options.MaxSegmentBytes
-// or when it is older than Options.MaxSegmentAge, and seals the least
-// recently written ones when more than four days are active. One request's
+// Each tenant's day has at most one active segment. The writer seals it
+// and starts a new one when the next request would take it past
+// Options.MaxSegmentBytes or when it is older than Options.MaxSegmentAge,
+// and seals the least recently written ones when more than four days of a
+// tenant, or more than 256 segments in all, are active. One request's
 // lines for one day always land in a single segment. Sealed segments are
 // compressed in the background unless Options.NoCompress.
 //

@@ -103,6 +103,25 @@ func parseSegName(name string) (seq uint64, k fileKind, ok bool) {
 	return seq, k, true
 }
 
+// tenantDirName returns the directory of tenant t under DIR:
+// "AccountID-ProjectID", e.g. "0-0".
+func tenantDirName(t Tenant) string {
+	return strconv.FormatUint(uint64(t.AccountID), 10) + "-" + strconv.FormatUint(uint64(t.ProjectID), 10)
+}
+
+// parseTenantDir is the inverse of tenantDirName; any other name (leading
+// zeros included) gives ok == false.
+func parseTenantDir(name string) (t Tenant, ok bool) {
+	a, p, found := strings.Cut(name, "-")
+	if !found {
+		return t, false
+	}
+	acc, err1 := strconv.ParseUint(a, 10, 32)
+	proj, err2 := strconv.ParseUint(p, 10, 32)
+	t = Tenant{uint32(acc), uint32(proj)}
+	return t, err1 == nil && err2 == nil && tenantDirName(t) == name
+}
+
 // dirFile is one segment file found by scanDir.
 type dirFile struct {
 	name string // base name
@@ -113,28 +132,32 @@ type dirFile struct {
 // dayDir is one day directory found by scanDir, its files sorted by
 // sequence then kind (plain, zstd, tmp).
 type dayDir struct {
-	day   string
-	files []dirFile
+	tenant Tenant
+	day    string
+	// dir is the directory relative to DIR: "0-0/2026-11-22", or
+	// "2026-11-22" in the layout before tenants (legacy, tenant 0:0), which
+	// Open moves under "0-0".
+	dir    string
+	legacy bool
+	files  []dirFile
 }
 
-// scanDir lists the day directories under root, in date order, with their
-// segment files. Names that are not days or segments are ignored, as are
-// symlinks and other non-regular entries.
+// scanDir lists the day directories under root, by tenant then date (a
+// legacy one before its tenant's), with their segment files. Names that
+// are not tenants, days or segments are ignored, as are symlinks and other
+// non-regular entries.
 func scanDir(root *os.Root) ([]dayDir, error) {
 	ents, err := readDir(root, ".")
 	if err != nil {
 		return nil, err
 	}
 	var days []dayDir
-	for _, e := range ents {
-		if !e.IsDir() || !validDay(e.Name()) {
-			continue
-		}
-		files, err := readDir(root, e.Name())
+	addDay := func(tenant Tenant, day, dir string, legacy bool) error {
+		files, err := readDir(root, dir)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		d := dayDir{day: e.Name()}
+		d := dayDir{tenant: tenant, day: day, dir: dir, legacy: legacy}
 		for _, f := range files {
 			if !f.Type().IsRegular() {
 				continue
@@ -147,9 +170,46 @@ func scanDir(root *os.Root) ([]dayDir, error) {
 			return cmp.Or(cmp.Compare(a.seq, b.seq), cmp.Compare(a.kind, b.kind))
 		})
 		days = append(days, d)
+		return nil
 	}
-	slices.SortFunc(days, func(a, b dayDir) int { return strings.Compare(a.day, b.day) })
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		if validDay(e.Name()) {
+			if err := addDay(Tenant{}, e.Name(), e.Name(), true); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		t, ok := parseTenantDir(e.Name())
+		if !ok {
+			continue
+		}
+		sub, err := readDir(root, e.Name())
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range sub {
+			if d.IsDir() && validDay(d.Name()) {
+				if err := addDay(t, d.Name(), e.Name()+"/"+d.Name(), false); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	slices.SortFunc(days, func(a, b dayDir) int {
+		return cmp.Or(cmp.Compare(a.tenant.AccountID, b.tenant.AccountID), cmp.Compare(a.tenant.ProjectID, b.tenant.ProjectID),
+			strings.Compare(a.day, b.day), -cmp.Compare(btoi(a.legacy), btoi(b.legacy)))
+	})
 	return days, nil
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // readDir lists the directory name under root.
@@ -204,19 +264,29 @@ func lastLineEnd(r io.ReaderAt, size int64) (int64, error) {
 	return 0, nil
 }
 
+// IsStoreDir reports whether dir is a store's directory: it holds the lock
+// file every Open creates.
+func IsStoreDir(dir string) bool {
+	fi, err := os.Lstat(filepath.Join(dir, lockName))
+	return err == nil && fi.Mode().IsRegular()
+}
+
 // File is one readable segment file, as listed by List.
 type File struct {
+	Tenant     Tenant // the data set
 	Day        string // the day partition, in DayLayout form
 	Seq        uint64 // the segment's sequence number, unique within the store
-	Path       string // relative to the store's DIR, e.g. "2026-11-22/seg-0000000000000007.ndjson.zst"
+	Path       string // relative to the store's DIR, e.g. "0-0/2026-11-22/seg-0000000000000007.ndjson.zst"
 	Compressed bool   // Path is a zstd frame (.ndjson.zst); otherwise plain NDJSON
 	Size       int64  // bytes on disk when listed (an active segment keeps growing)
 }
 
-// List returns the segment files under dir in day, then sequence order:
-// every line the store has written is in exactly one of them. It applies
-// the reading rules of the package doc: when both seg-N.ndjson and
-// seg-N.ndjson.zst exist, only the .zst is listed; .tmp files are skipped.
+// List returns the segment files under dir, of every tenant, in tenant,
+// day, then sequence order: every line the store has written is in exactly
+// one of them. It applies the reading rules of the package doc: when both
+// seg-N.ndjson and seg-N.ndjson.zst exist, only the .zst is listed; .tmp
+// files are skipped. Day directories of the layout before tenants
+// (DIR/YYYY-MM-DD) are listed as tenant 0:0.
 //
 // List does not lock dir and may run beside a Store writing it. A listed
 // plain segment may be compressed and removed before it is opened: a
@@ -244,18 +314,18 @@ func List(dir string) ([]File, error) {
 				continue
 			}
 			kind := f.kind
-			p := filepath.Join(d.day, f.name)
+			p := d.dir + "/" + f.name
 			fi, err := root.Stat(p)
 			if kind == kindPlain && errors.Is(err, fs.ErrNotExist) {
 				// Compressed and removed since scanDir.
 				kind = kindZstd
-				p = filepath.Join(d.day, segName(f.seq, kindZstd))
+				p = d.dir + "/" + segName(f.seq, kindZstd)
 				fi, err = root.Stat(p)
 			}
 			if err != nil {
 				return nil, fmt.Errorf("cannot list segments in %q: %w", dir, err)
 			}
-			out = append(out, File{Day: d.day, Seq: f.seq, Path: filepath.ToSlash(p), Compressed: kind == kindZstd, Size: fi.Size()})
+			out = append(out, File{Tenant: d.tenant, Day: d.day, Seq: f.seq, Path: p, Compressed: kind == kindZstd, Size: fi.Size()})
 		}
 	}
 	return out, nil

@@ -27,10 +27,11 @@ func newBatch() *batch {
 	return &batch{res: &result{done: make(chan struct{})}}
 }
 
-// dayBuf holds one day's lines within a batch.
+// dayBuf holds one tenant's lines of one day within a batch.
 type dayBuf struct {
-	day string
-	buf []byte
+	tenant Tenant
+	day    string
+	buf    []byte
 	// ends are the offsets in buf where each request's lines for this day
 	// end: the writer may start a new segment only at one of them.
 	ends []int
@@ -52,7 +53,7 @@ func (s *Store) addLocked(b *batch, recs []Group) {
 		if len(g.Lines) == 0 {
 			continue
 		}
-		d := s.dayLocked(b, g.Day)
+		d := s.dayLocked(b, g.Tenant, g.Day)
 		d.buf = append(d.buf, g.Lines...)
 		d.marked = true
 	}
@@ -64,10 +65,11 @@ func (s *Store) addLocked(b *batch, recs []Group) {
 	}
 }
 
-// dayLocked returns b's buffer for day, adding one (reused if possible).
-func (s *Store) dayLocked(b *batch, day string) *dayBuf {
+// dayLocked returns b's buffer for tenant and day, adding one (reused if
+// possible).
+func (s *Store) dayLocked(b *batch, t Tenant, day string) *dayBuf {
 	for _, d := range b.days {
-		if d.day == day {
+		if d.day == day && d.tenant == t {
 			return d
 		}
 	}
@@ -79,7 +81,7 @@ func (s *Store) dayLocked(b *batch, day string) *dayBuf {
 	} else {
 		d = &dayBuf{}
 	}
-	d.day = day
+	d.tenant, d.day = t, day
 	b.days = append(b.days, d)
 	return d
 }
@@ -89,7 +91,7 @@ func (s *Store) putDayBufLocked(d *dayBuf) {
 	if len(s.free) >= maxFreeDayBufs || cap(d.buf) > maxFreeDayBufCap {
 		return
 	}
-	d.day = ""
+	d.tenant, d.day = Tenant{}, ""
 	d.buf = d.buf[:0]
 	d.ends = d.ends[:0]
 	d.marked = false

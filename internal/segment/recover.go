@@ -1,9 +1,10 @@
 package segment
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
-	"path/filepath"
 )
 
 // recover brings DIR to a consistent state after a crash, kill or clean
@@ -20,6 +21,9 @@ import (
 // Directories changed are fsynced. The next sequence number is one more
 // than the largest found, whatever the file's kind.
 func (s *Store) recover() (sealed []string, err error) {
+	if err := s.migrate(); err != nil {
+		return nil, err
+	}
 	days, err := scanDir(s.root)
 	if err != nil {
 		return nil, err
@@ -27,13 +31,14 @@ func (s *Store) recover() (sealed []string, err error) {
 	var maxSeq uint64
 	found := false
 	for _, d := range days {
-		s.w.dayDirs[d.day] = true
+		s.w.dirs[d.dir] = true
+		s.w.dirs[tenantDirName(d.tenant)] = true
 		changed := false
 		for i, f := range d.files {
 			if !found || f.seq > maxSeq {
 				maxSeq, found = f.seq, true
 			}
-			name := filepath.Join(d.day, f.name)
+			name := d.dir + "/" + f.name
 			switch f.kind {
 			case kindTmp:
 				if err := s.root.Remove(name); err != nil {
@@ -76,7 +81,7 @@ func (s *Store) recover() (sealed []string, err error) {
 			}
 		}
 		if changed {
-			if err := syncDir(s.root, d.day); err != nil {
+			if err := syncDir(s.root, d.dir); err != nil {
 				return nil, err
 			}
 		}
@@ -85,6 +90,62 @@ func (s *Store) recover() (sealed []string, err error) {
 		s.w.nextSeq = maxSeq + 1
 	}
 	return sealed, nil
+}
+
+// migrate moves the day directories of the layout before tenants
+// (DIR/YYYY-MM-DD) under tenant 0:0's directory (DIR/0-0/YYYY-MM-DD), with
+// one rename each, or file by file where 0-0 already has that day (a
+// migration cut short). Directories changed are fsynced, so a crash at any
+// point leaves every segment in one of the two places, which readers and
+// the next Open both accept.
+func (s *Store) migrate() error {
+	days, err := scanDir(s.root)
+	if err != nil {
+		return err
+	}
+	tdir := tenantDirName(Tenant{})
+	moved := 0
+	for _, d := range days {
+		if !d.legacy {
+			continue
+		}
+		if moved == 0 {
+			if err := s.root.Mkdir(tdir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+				return fmt.Errorf("cannot create tenant directory: %w", err)
+			}
+			if err := syncDir(s.root, "."); err != nil {
+				return err
+			}
+		}
+		target := tdir + "/" + d.day
+		if err := s.root.Rename(d.dir, target); err != nil {
+			// Slow path: the target exists; move the segments one by one.
+			if err := s.root.Mkdir(target, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+				return fmt.Errorf("cannot create day directory: %w", err)
+			}
+			for _, f := range d.files {
+				if err := s.root.Rename(d.dir+"/"+f.name, target+"/"+f.name); err != nil {
+					return fmt.Errorf("cannot move segment to its tenant directory: %w", err)
+				}
+			}
+			if err := syncDir(s.root, target); err != nil {
+				return err
+			}
+			s.root.Remove(d.dir) // only if empty; other files stay
+		}
+		moved++
+	}
+	if moved == 0 {
+		return nil
+	}
+	if err := syncDir(s.root, tdir); err != nil {
+		return err
+	}
+	if err := syncDir(s.root, "."); err != nil {
+		return err
+	}
+	s.log.Info("moved day directories under the default tenant's directory", "days", moved, "dir", s.path(tdir))
+	return nil
 }
 
 // repair truncates the plain segment name back to its last complete line,

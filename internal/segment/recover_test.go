@@ -1,6 +1,7 @@
 package segment
 
 import (
+	"cmp"
 	"context"
 	"os"
 	"path/filepath"
@@ -67,7 +68,7 @@ func TestRecover(t *testing.T) {
 		}
 	}
 	const (
-		d     = "2026-11-22/"
+		d     = "0-0/2026-11-22/"
 		seg5  = d + "seg-0000000000000005.ndjson"
 		seg5z = seg5 + ".zst"
 		seg5t = seg5z + ".tmp"
@@ -103,12 +104,29 @@ func TestRecover(t *testing.T) {
 		"removed plain segment already compressed")
 	f("other files are left alone",
 		[]string{d + "notes.txt", "x", "README", "y", "2026-13-01/seg-0000000000000001.ndjson", "z"},
-		[]string{"2026-11-22/notes.txt", "2026-13-01/seg-0000000000000001.ndjson", "README"},
+		[]string{"0-0/2026-11-22/notes.txt", "2026-13-01/seg-0000000000000001.ndjson", "README"},
 		nil)
 	f("several days",
-		[]string{seg5z, zstdString(t, "a\n"), seg6, "b\n", "2026-11-21/seg-0000000000000002.ndjson", "c\ntorn"},
-		[]string{"2026-11-21/seg-0000000000000002.ndjson", seg5z, seg6},
+		[]string{seg5z, zstdString(t, "a\n"), seg6, "b\n", "0-0/2026-11-21/seg-0000000000000002.ndjson", "c\ntorn"},
+		[]string{"0-0/2026-11-21/seg-0000000000000002.ndjson", seg5z, seg6},
 		map[string]string{"2026-11-21": "c\n", "2026-11-22": "a\nb\n"})
+	// The layout before tenants: days are moved under 0-0, and recovered.
+	f("legacy layout",
+		[]string{"2026-11-22/seg-0000000000000005.ndjson", "a\ntorn", "2026-11-21/seg-0000000000000002.ndjson.zst", zstdString(t, "c\n"),
+			"2026-11-21/notes.txt", "n"},
+		[]string{"0-0/2026-11-21/notes.txt", "0-0/2026-11-21/seg-0000000000000002.ndjson.zst", seg5},
+		map[string]string{"2026-11-21": "c\n", "2026-11-22": "a\n"},
+		"moved day directories under the default tenant", "days=2")
+	// A migration cut short: the day is in both places.
+	f("legacy and migrated",
+		[]string{"2026-11-22/seg-0000000000000006.ndjson", "b\n", "2026-11-22/notes.txt", "n", seg5, "a\n"},
+		[]string{"0-0/2026-11-22/seg-0000000000000005.ndjson", "0-0/2026-11-22/seg-0000000000000006.ndjson", "2026-11-22/notes.txt"},
+		map[string]string{"2026-11-22": "a\nb\n"})
+	// Other tenants live in their own directories.
+	f("tenants",
+		[]string{"7-8/2026-11-22/seg-0000000000000009.ndjson", "t\n", seg5, "a\n", "07-8/2026-11-22/seg-0000000000000001.ndjson", "x\n"},
+		[]string{seg5, "07-8/2026-11-22/seg-0000000000000001.ndjson", "7-8/2026-11-22/seg-0000000000000009.ndjson"},
+		map[string]string{"2026-11-22": "a\nt\n"})
 }
 
 // TestRecoverSequence: new segments continue after the largest sequence
@@ -125,16 +143,18 @@ func TestRecoverSequence(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		last := files[len(files)-1]
+		last := slices.MaxFunc(files, func(a, b File) int { return cmp.Compare(a.Seq, b.Seq) })
 		if last.Path != want {
 			t.Fatalf("after %q: new segment is %s, want %s", before, last.Path, want)
 		}
 	}
-	f(nil, "2026-11-22/seg-0000000000000000.ndjson")
-	f([]string{"2026-11-22/seg-0000000000000007.ndjson", "a\n"}, "2026-11-22/seg-0000000000000008.ndjson")
-	f([]string{"2026-11-20/seg-0000000000000041.ndjson.zst", zstdString(t, "a\n"), "2026-11-22/seg-0000000000000007.ndjson", "a\n"},
-		"2026-11-22/seg-0000000000000042.ndjson")
-	f([]string{"2026-11-22/seg-0000000000000009.ndjson.zst.tmp", "x"}, "2026-11-22/seg-0000000000000010.ndjson")
+	f(nil, "0-0/2026-11-22/seg-0000000000000000.ndjson")
+	f([]string{"2026-11-22/seg-0000000000000007.ndjson", "a\n"}, "0-0/2026-11-22/seg-0000000000000008.ndjson")
+	f([]string{"0-0/2026-11-20/seg-0000000000000041.ndjson.zst", zstdString(t, "a\n"), "0-0/2026-11-22/seg-0000000000000007.ndjson", "a\n"},
+		"0-0/2026-11-22/seg-0000000000000042.ndjson")
+	f([]string{"0-0/2026-11-22/seg-0000000000000009.ndjson.zst.tmp", "x"}, "0-0/2026-11-22/seg-0000000000000010.ndjson")
+	// Sequence numbers are global to DIR, over tenants.
+	f([]string{"3-1/2026-11-22/seg-0000000000000050.ndjson", "a\n"}, "0-0/2026-11-22/seg-0000000000000051.ndjson")
 }
 
 // TestRecoverAfterCrash simulates kill -9: it copies the directory of a
@@ -217,7 +237,7 @@ func TestRecoverCompressesOnOpen(t *testing.T) {
 	}
 	waitFor(t, "compression", func() bool { return s.Stats().CompressPending == 0 })
 	s.Close()
-	want := []string{"2026-11-22/seg-0000000000000003.ndjson.zst", "2026-11-22/seg-0000000000000004.ndjson"}
+	want := []string{"0-0/2026-11-22/seg-0000000000000003.ndjson.zst", "0-0/2026-11-22/seg-0000000000000004.ndjson"}
 	if got := dirNames(t, dir); !slices.Equal(got, want) {
 		t.Fatalf("got files %q, want %q", got, want)
 	}

@@ -84,10 +84,15 @@ const (
 // queue. A single larger request still forms a batch of its own.
 const maxBatchBytes = 8 << 20
 
-// maxOpenDays is how many days may have an active segment at once; after a
-// batch, the least recently written ones beyond it are sealed. Lines are
-// partitioned by the caller's day, so late data can open old days.
-const maxOpenDays = 4
+// maxOpenDays is how many days of one tenant may have an active segment
+// at once, and maxOpenSegments how many segments may be active in all;
+// after a batch, the least recently written ones beyond them are sealed.
+// Lines are partitioned by the caller's day, so late data can open old
+// days.
+const (
+	maxOpenDays     = 4
+	maxOpenSegments = 256
+)
 
 // Options configure a Store. The zero value means the defaults.
 type Options struct {
@@ -176,8 +181,10 @@ type BatchInfo struct {
 	Err      error         // non-nil if the batch failed: nothing in it was acknowledged
 }
 
-// Group is one day's lines in an Append request.
+// Group is one tenant's lines of one day in an Append request.
 type Group struct {
+	// Tenant is the data set; its segments live in their own directory.
+	Tenant Tenant
 	// Day is the partition, a UTC date in DayLayout form ("2026-11-22");
 	// DayOf makes one from a time.
 	Day string

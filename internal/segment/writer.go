@@ -13,8 +13,8 @@ import (
 // goroutine exits, and init, which runs before it starts.
 type writer struct {
 	s        *Store
-	active   map[string]*segment // by day
-	dayDirs  map[string]bool     // day directories known to exist
+	active   map[partKey]*segment // by tenant and day
+	dirs     map[string]bool      // tenant and day directories known to exist, relative to DIR
 	nextSeq  uint64
 	gen      uint64     // current batch number, for segment.gen
 	touched  []*segment // segments written in the current batch
@@ -22,9 +22,16 @@ type writer struct {
 	closeErr error
 }
 
+// partKey names a partition: a tenant's day.
+type partKey struct {
+	tenant Tenant
+	day    string
+}
+
 // segment is an active segment file, open for appending.
 type segment struct {
-	day       string
+	key       partKey
+	dir       string // its directory relative to DIR: "0-0/2026-11-22"
 	seq       uint64
 	name      string // path relative to DIR
 	f         *os.File
@@ -38,8 +45,8 @@ type segment struct {
 
 func (w *writer) init(s *Store) {
 	w.s = s
-	w.active = make(map[string]*segment)
-	w.dayDirs = make(map[string]bool)
+	w.active = make(map[partKey]*segment)
+	w.dirs = make(map[string]bool)
 }
 
 // maintainEvery returns how often the writer checks idle segments' ages.
@@ -160,14 +167,15 @@ func (w *writer) writeDay(d *dayBuf, now time.Time) error {
 	s := w.s
 	off, next := 0, 0
 	for off < len(d.buf) {
-		seg := w.active[d.day]
+		key := partKey{d.tenant, d.day}
+		seg := w.active[key]
 		if seg != nil && now.Sub(seg.created) >= s.o.MaxSegmentAge {
 			w.rotate(seg)
 			seg = nil
 		}
 		if seg == nil {
 			var err error
-			if seg, err = w.create(d.day, now); err != nil {
+			if seg, err = w.create(key, now); err != nil {
 				return err
 			}
 		}
@@ -216,40 +224,45 @@ func (w *writer) write(seg *segment, p []byte, now time.Time) error {
 	return nil
 }
 
-// create starts a new active segment for day. Outside SyncNever it fsyncs
-// the directories it changed, so that the new file survives a power loss
-// along with the first batch acknowledged in it.
-func (w *writer) create(day string, now time.Time) (*segment, error) {
+// create starts a new active segment for a tenant's day. Outside
+// SyncNever it fsyncs the directories it changed, so that the new file
+// survives a power loss along with the first batch acknowledged in it.
+func (w *writer) create(key partKey, now time.Time) (*segment, error) {
 	s := w.s
 	syncDirs := s.o.Sync != SyncNever
-	if !w.dayDirs[day] {
-		err := s.root.Mkdir(day, 0o755)
+	tdir := tenantDirName(key.tenant)
+	dir := tdir + "/" + key.day
+	for _, d := range [...]struct{ name, parent string }{{tdir, "."}, {dir, tdir}} {
+		if w.dirs[d.name] {
+			continue
+		}
+		err := s.root.Mkdir(d.name, 0o755)
 		if err != nil && !errors.Is(err, os.ErrExist) {
-			return nil, fmt.Errorf("cannot create day directory: %w", err)
+			return nil, fmt.Errorf("cannot create directory %s: %w", d.name, err)
 		}
 		if err == nil && syncDirs {
-			if err := syncDir(s.root, "."); err != nil {
+			if err := syncDir(s.root, d.parent); err != nil {
 				return nil, err
 			}
 		}
-		w.dayDirs[day] = true
+		w.dirs[d.name] = true
 	}
 	seq := w.nextSeq
 	w.nextSeq++
-	name := filepath.Join(day, segName(seq, kindPlain))
+	name := dir + "/" + segName(seq, kindPlain)
 	f, err := s.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("cannot create segment: %w", err)
 	}
 	if syncDirs {
-		if err := syncDir(s.root, day); err != nil {
+		if err := syncDir(s.root, dir); err != nil {
 			f.Close()
 			s.root.Remove(name)
 			return nil, err
 		}
 	}
-	seg := &segment{day: day, seq: seq, name: name, f: f, created: now, lastWrite: now}
-	w.active[day] = seg
+	seg := &segment{key: key, dir: dir, seq: seq, name: name, f: f, created: now, lastWrite: now}
+	w.active[key] = seg
 	s.c.activeSegments.Add(1)
 	s.c.segments.Add(1)
 	return seg, nil
@@ -264,8 +277,8 @@ func (w *writer) rotate(seg *segment) {
 
 // detach removes seg from the active set if it is there.
 func (w *writer) detach(seg *segment) {
-	if w.active[seg.day] == seg {
-		delete(w.active, seg.day)
+	if w.active[seg.key] == seg {
+		delete(w.active, seg.key)
 		w.s.c.activeSegments.Add(-1)
 	}
 }
@@ -309,7 +322,7 @@ func (w *writer) rollback() {
 				seg.size = seg.before
 			}
 		}
-		if w.active[seg.day] == seg {
+		if w.active[seg.key] == seg {
 			w.rotate(seg)
 		}
 	}
@@ -341,7 +354,7 @@ func (w *writer) seal(seg *segment, sync, compress bool) error {
 		}
 		s.c.segments.Add(-1)
 		if s.o.Sync != SyncNever {
-			if err := syncDir(s.root, seg.day); err != nil {
+			if err := syncDir(s.root, seg.dir); err != nil {
 				s.log.Warn("cannot sync directory after removing an empty segment", "err", err)
 			}
 		}
@@ -354,7 +367,8 @@ func (w *writer) seal(seg *segment, sync, compress bool) error {
 }
 
 // trim seals, between batches, the active segments older than
-// MaxSegmentAge and, beyond maxOpenDays, the least recently written ones.
+// MaxSegmentAge and, beyond maxOpenDays per tenant and maxOpenSegments in
+// all, the least recently written ones.
 func (w *writer) trim(now time.Time) {
 	s := w.s
 	for _, seg := range w.active {
@@ -362,15 +376,33 @@ func (w *writer) trim(now time.Time) {
 			w.seal(seg, s.o.Sync != SyncNever, true)
 		}
 	}
-	for len(w.active) > maxOpenDays {
-		var oldest *segment
-		for _, seg := range w.active {
-			if oldest == nil || seg.lastWrite.Before(oldest.lastWrite) {
-				oldest = seg
-			}
-		}
-		w.seal(oldest, s.o.Sync != SyncNever, true)
+	if len(w.active) <= maxOpenDays {
+		return // Fast path: no tenant can be over its limit.
 	}
+	perTenant := map[Tenant]int{}
+	for k := range w.active {
+		perTenant[k.tenant]++
+	}
+	for t, n := range perTenant {
+		for ; n > maxOpenDays; n-- {
+			w.seal(w.oldest(func(k partKey) bool { return k.tenant == t }), s.o.Sync != SyncNever, true)
+		}
+	}
+	for len(w.active) > maxOpenSegments {
+		w.seal(w.oldest(func(partKey) bool { return true }), s.o.Sync != SyncNever, true)
+	}
+}
+
+// oldest returns the least recently written active segment whose key
+// matches.
+func (w *writer) oldest(match func(partKey) bool) *segment {
+	var oldest *segment
+	for k, seg := range w.active {
+		if match(k) && (oldest == nil || seg.lastWrite.Before(oldest.lastWrite)) {
+			oldest = seg
+		}
+	}
+	return oldest
 }
 
 // syncActive is the SyncInterval tick: it fsyncs the dirty active

@@ -152,3 +152,63 @@ func TestMaxOpenDays(t *testing.T) {
 		t.Fatalf("got segments\n%s\nwant\n%s", got, want)
 	}
 }
+
+// TestTenants: each tenant's lines go to its own directory, also when one
+// request holds several; List names the tenant; the open-days limit is per
+// tenant, so tenants do not seal each other's segments.
+func TestTenants(t *testing.T) {
+	dir := t.TempDir()
+	clock := newFakeClock()
+	s := openStore(t, dir, Options{Now: clock.Now, NoCompress: true})
+	a, b := Tenant{7, 8}, Tenant{4294967295, 0}
+	ctx := context.Background()
+	for d := 1; d <= 4; d++ {
+		day := fmt.Sprintf("2026-11-%02d", d)
+		if err := s.Append(ctx, []Group{{Tenant: a, Day: day, Lines: []byte("a\n")}, {Day: day, Lines: []byte("z\n")}}); err != nil {
+			t.Fatal(err)
+		}
+		clock.Advance(time.Second)
+	}
+	if err := s.Append(ctx, []Group{{Tenant: b, Day: "2026-11-01", Lines: []byte("b\n")}}); err != nil {
+		t.Fatal(err)
+	}
+	// 9 active segments over three tenants, at most 4 days each: none sealed.
+	if got := s.Stats().ActiveSegments; got != 9 {
+		t.Fatalf("%d active segments, want 9", got)
+	}
+	s.Close()
+	files, err := List(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range files {
+		got = append(got, fmt.Sprintf("%v %s", f.Tenant, f.Path))
+	}
+	want := []string{
+		"0:0 0-0/2026-11-01/seg-0000000000000001.ndjson",
+		"0:0 0-0/2026-11-02/seg-0000000000000003.ndjson",
+		"0:0 0-0/2026-11-03/seg-0000000000000005.ndjson",
+		"0:0 0-0/2026-11-04/seg-0000000000000007.ndjson",
+		"7:8 7-8/2026-11-01/seg-0000000000000000.ndjson",
+		"7:8 7-8/2026-11-02/seg-0000000000000002.ndjson",
+		"7:8 7-8/2026-11-03/seg-0000000000000004.ndjson",
+		"7:8 7-8/2026-11-04/seg-0000000000000006.ndjson",
+		"4294967295:0 4294967295-0/2026-11-01/seg-0000000000000008.ndjson",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if got := string(readFile(t, dir, files[8])); got != "b\n" {
+		t.Fatalf("tenant %v holds %q", b, got)
+	}
+}
+
+func TestParseTenantDir(t *testing.T) {
+	for name, want := range map[string]bool{"0-0": true, "7-8": true, "4294967295-4294967295": true,
+		"07-8": false, "7-08": false, "7": false, "7-8-9": false, "-1-0": false, "4294967296-0": false, "a-b": false, "2026-11-22": false} {
+		if _, ok := parseTenantDir(name); ok != want {
+			t.Errorf("parseTenantDir(%q) ok = %v, want %v", name, ok, want)
+		}
+	}
+}

@@ -113,9 +113,6 @@ func (s *Server) insert(r *http.Request, body *bodyReader, rep *insertReport) in
 	if err != nil {
 		return fail(http.StatusBadRequest, "%v", err)
 	}
-	if t := tenantOf(r); t != (segment.Tenant{}) {
-		return fail(http.StatusBadRequest, "tenant %s: this server keeps one data set (tenant 0:0)", t)
-	}
 	// Decide before reading the body where the headers allow it.
 	size := int64(-1)
 	if enc == "" || enc == "identity" {
@@ -167,7 +164,7 @@ func (s *Server) insert(r *http.Request, body *bodyReader, rep *insertReport) in
 	// stalls, and the lines read before that are still to be stored. Waits
 	// for memory or queue room are bounded by the pipeline's MaxWait.
 	ctx := context.WithoutCancel(r.Context())
-	res := s.pipe.Ingest(ctx, ticket, &ingest.Request{Body: src, Params: params, Sink: sink, MaxBytes: s.cfg.MaxRequestBytes})
+	res := s.pipe.Ingest(ctx, ticket, &ingest.Request{Body: src, Params: params, Tenant: tenantOf(r), Sink: sink, MaxBytes: s.cfg.MaxRequestBytes})
 	rep.Accepted, rep.Rejected, rep.Lines, rep.Errors = res.Accepted, res.Rejected, res.Lines, res.Errors
 	s.m.bodyBytes.Add(float64(res.BodyBytes))
 	s.m.lines.WithLabelValues("rejected").Add(float64(res.Rejected))

@@ -184,7 +184,6 @@ func TestIngestBadRequests(t *testing.T) {
 	f("not gzip", 400, "cannot decompress gzip", []byte(`{"a":1}`+"\n"), h("Content-Encoding", "gzip")...)
 	f("gzip bomb", 413, "larger than --max-request-size", junkBomb, h("Content-Encoding", "gzip")...)
 	f("big body", 413, "more than --max-request-size", bytes.Repeat([]byte(`{"a":1}`+"\n"), 2<<20/8), h()...)
-	f("tenant", 400, "tenant 3:0", []byte(`{"a":1}`+"\n"), h("AccountID", "3")...)
 	f("bad tenant", 400, "header AccountID", []byte(`{"a":1}`+"\n"), h("AccountID", "x")...)
 	f("bad project", 400, "header ProjectID", []byte(`{"a":1}`+"\n"), h("ProjectID", "-1")...)
 	f("bad param", 400, "extra_fields", []byte(`{"a":1}`+"\n"), h("VL-Extra-Fields", "novalue")...)
@@ -501,5 +500,28 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestIngestTenants: the AccountID and ProjectID headers select the
+// tenant, whose lines are stored apart; no headers mean 0:0.
+func TestIngestTenants(t *testing.T) {
+	s, ts := newTestServer(t, Config{})
+	for _, h := range [][]string{nil, {"AccountID", "7", "ProjectID", "8"}, {"AccountID", "7"}, {"ProjectID", "0", "AccountID", "0"}} {
+		if r := post(t, ts.URL+"/insert/jsonline", []byte(fmt.Sprintf(`{"h":%q}`, strings.Join(h, ","))+"\n"), h...); r.code != 200 {
+			t.Fatalf("%v: %d %+v", h, r.code, r.rep)
+		}
+	}
+	s.Close()
+	files, err := segment.List(s.Store().Dir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	by := map[string]int{}
+	for _, f := range files {
+		by[f.Tenant.String()+" "+strings.SplitN(f.Path, "/", 2)[0]]++
+	}
+	if fmt.Sprint(by) != "map[0:0 0-0:1 7:0 7-0:1 7:8 7-8:1]" {
+		t.Fatalf("segments by tenant: %v", by)
 	}
 }
