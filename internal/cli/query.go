@@ -97,8 +97,12 @@ shows the bytes spilled.
 
 Supported filters: word, "phrase", prefix*, ~"regexp", ="exact", ="prefix"*,
 in(), contains_any(), contains_all(), seq(), i(), comparisons (>, >=, <, <=),
-range(), f:"" (empty), f:* (any), _time: (relative or absolute), AND, OR,
-NOT/-/!, parentheses. Pipes: fields, delete, rename, copy, filter, limit,
+range(), f:"" (empty), f:* (any), _time: (relative or absolute), stream
+filters {app="x", env=~"prod.*" or zone in(a, b)} (also as _stream:{...};
+=, !=, =~ and !~ match whole values, as in VictoriaLogs) over the _stream
+field that spate serve writes with _stream_fields (a log without one is in
+the stream {}), _stream_id:ID and _stream_id:in(...), AND, OR, NOT/-/!,
+parentheses. Pipes: fields, delete, rename, copy, filter, limit,
 offset, sort, stats (count, count_empty, count_uniq, sum, avg, min, max,
 median, quantile, values, uniq_values, row_min, row_max, rate, sum_len;
 by fields and _time buckets with offset), top, uniq, extract,
@@ -228,6 +232,8 @@ func runQuery(ctx context.Context, opts queryOptions, text string, args []string
 		Approx:      opts.approx,
 		CountLines:  opts.stats,
 		Progress:    &done,
+		AccountID:   tenant.AccountID,
+		ProjectID:   tenant.ProjectID,
 	}
 	cfg := fileread.Config{
 		Strategy:      strategy,

@@ -7,7 +7,9 @@ import (
 	"strings"
 
 	"github.com/spate-io/spate/internal/bytesutil"
+	"github.com/spate-io/spate/internal/logstream"
 	"github.com/spate-io/spate/internal/ndjson"
+	"github.com/spate-io/spate/internal/segment"
 	"github.com/spate-io/spate/internal/timeparse"
 )
 
@@ -19,31 +21,43 @@ import (
 // parses. Without Params.Rewrites the stored line is the received line byte
 // for byte, plus `"_time":"<now>"` as its first field when it has no time
 // field. With Rewrites it is rebuilt flat (nested keys dotted, as queries
-// see them): _time first (normalised RFC 3339 UTC), then _stream, then the
-// fields in line order with _msg renamed, ignored fields dropped and extra
-// fields last.
+// see them): _time first (normalised RFC 3339 UTC), then, with
+// StreamFields, _stream and _stream_id as VictoriaLogs makes them (see
+// internal/logstream), then the fields in line order with _msg renamed,
+// ignored fields dropped and extra fields last.
 type Processor struct {
 	p        Params
+	tenant   segment.Tenant
 	rewrite  bool
 	timeKeys []string // candidate time fields, most preferred first
 	it       ndjson.Iter
 	out      []byte
-	scratch  []byte
-	stream   [][]byte // values of p.StreamFields in the current line
+	scratch  []byte // the _stream text
+	canon    []byte // the canonical stream tags
+	// The stream fields of the current line, with non-empty values: refs
+	// into tagBuf, which holds the values; tags is scratch for rebuild.
+	tagRefs []tagRef
+	tagBuf  []byte
+	tags    []logstream.Tag
 	// nested: some time or stream field has a dot, so nested leaves must
 	// be looked at too; otherwise only top-level keys can match.
 	nested bool
 }
 
-// NewProcessor returns a Processor for p.
-func NewProcessor(p Params) *Processor {
-	pr := &Processor{p: p, rewrite: p.Rewrites()}
+// tagRef is one stream field of a line, its value at tagBuf[off:end].
+type tagRef struct {
+	name     string
+	off, end int
+}
+
+// NewProcessor returns a Processor for the lines of tenant t sent with p.
+func NewProcessor(p Params, t segment.Tenant) *Processor {
+	pr := &Processor{p: p, tenant: t, rewrite: p.Rewrites()}
 	if p.TimeField != "" {
 		pr.timeKeys = []string{p.TimeField}
 	} else {
 		pr.timeKeys = timeparse.DefaultFields
 	}
-	pr.stream = make([][]byte, len(p.StreamFields))
 	for _, k := range append(append([]string(nil), pr.timeKeys...), p.StreamFields...) {
 		pr.nested = pr.nested || strings.Contains(k, ".")
 	}
@@ -140,9 +154,7 @@ func (pr *Processor) scan(line []byte, now int64) (scanResult, error) {
 	found := -1 // index of the time key that gave a time or an error
 	emptyKey := -1
 	var timeErr error
-	for i := range pr.stream {
-		pr.stream[i] = pr.stream[i][:0]
-	}
+	pr.tagRefs, pr.tagBuf = pr.tagRefs[:0], pr.tagBuf[:0]
 	for it.Next() {
 		if !pr.nested && it.Depth() > 0 {
 			continue // Fast path: a dotless name is never a nested key.
@@ -176,9 +188,13 @@ func (pr *Processor) scan(line []byte, now int64) (scanResult, error) {
 			}
 			break
 		}
-		for i, f := range pr.p.StreamFields {
+		for _, f := range pr.p.StreamFields {
 			if string(k) == f {
-				pr.stream[i] = append(pr.stream[i][:0], it.Value()...)
+				if v := it.Value(); len(v) > 0 {
+					off := len(pr.tagBuf)
+					pr.tagBuf = append(pr.tagBuf, v...)
+					pr.tagRefs = append(pr.tagRefs, tagRef{f, off, len(pr.tagBuf)})
+				}
 			}
 		}
 	}
@@ -227,24 +243,7 @@ func (pr *Processor) rebuild(line []byte, sc scanResult) []byte {
 	out = timeparse.AppendRFC3339(out, sc.ts)
 	out = append(out, '"')
 	if len(p.StreamFields) > 0 {
-		s := append(pr.scratch[:0], '{')
-		n := 0
-		for i, f := range p.StreamFields {
-			if len(pr.stream[i]) == 0 {
-				continue
-			}
-			if n > 0 {
-				s = append(s, ',')
-			}
-			n++
-			s = append(s, f...)
-			s = append(s, '=')
-			s = ndjson.AppendQuoted(s, bytesutil.ToUnsafeString(pr.stream[i]))
-		}
-		s = append(s, '}')
-		pr.scratch = s
-		out = append(out, `,"_stream":`...)
-		out = ndjson.AppendQuoted(out, bytesutil.ToUnsafeString(s))
+		out = pr.appendStream(out)
 	}
 	msgDone := false
 	it := &pr.it
@@ -259,6 +258,8 @@ func (pr *Processor) rebuild(line []byte, sc scanResult) []byte {
 			msgDone = true
 		case msgKey != "" && k == "_msg":
 			continue // replaced by the message field
+		case len(p.StreamFields) > 0 && (k == "_stream" || k == "_stream_id"):
+			continue // made anew from the stream fields
 		case ignored(p.IgnoreFields, k) || p.extra(k):
 			continue
 		}
@@ -284,6 +285,35 @@ func (pr *Processor) rebuild(line []byte, sc scanResult) []byte {
 	}
 	out = append(out, '}')
 	pr.out = out
+	return out
+}
+
+// appendStream appends the _stream and _stream_id fields of the line
+// scan has just walked: the tags are its stream fields with non-empty
+// values (every occurrence, as VictoriaLogs takes them), an extra field of
+// the same name replacing them.
+func (pr *Processor) appendStream(out []byte) []byte {
+	tags := pr.tags[:0]
+	for _, r := range pr.tagRefs {
+		if !pr.p.extra(r.name) {
+			tags = append(tags, logstream.Tag{Name: r.name, Value: bytesutil.ToUnsafeString(pr.tagBuf[r.off:r.end])})
+		}
+	}
+	for _, f := range pr.p.ExtraFields {
+		if f.Value != "" && containsName(pr.p.StreamFields, f.Name) {
+			tags = append(tags, logstream.Tag{Name: f.Name, Value: f.Value})
+		}
+	}
+	logstream.Sort(tags)
+	pr.scratch = logstream.AppendText(pr.scratch[:0], tags)
+	pr.canon = logstream.AppendCanonical(pr.canon[:0], tags)
+	out = append(out, `,"_stream":`...)
+	out = ndjson.AppendQuoted(out, bytesutil.ToUnsafeString(pr.scratch))
+	out = append(out, `,"_stream_id":"`...)
+	out = logstream.AppendID(out, pr.tenant.AccountID, pr.tenant.ProjectID, pr.canon)
+	out = append(out, '"')
+	clear(tags)
+	pr.tags = tags[:0]
 	return out
 }
 

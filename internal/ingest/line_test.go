@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/spate-io/spate/internal/segment"
 )
 
 var testNow = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC).UnixNano()
@@ -14,7 +16,7 @@ var testNow = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC).UnixNano()
 func TestProcessKeep(t *testing.T) {
 	f := func(line, want string, wantTS time.Time) {
 		t.Helper()
-		pr := NewProcessor(Params{})
+		pr := NewProcessor(Params{}, segment.Tenant{})
 		out, ts, err := pr.Process([]byte(line), testNow)
 		if err != nil {
 			t.Fatalf("Process(%q): %v", line, err)
@@ -64,7 +66,7 @@ func TestProcessKeep(t *testing.T) {
 func TestProcessBad(t *testing.T) {
 	f := func(line, wantErr string) {
 		t.Helper()
-		pr := NewProcessor(Params{})
+		pr := NewProcessor(Params{}, segment.Tenant{})
 		out, _, err := pr.Process([]byte(line), testNow)
 		if err == nil {
 			t.Fatalf("Process(%q) = %q, want error", line, out)
@@ -94,7 +96,7 @@ func TestProcessRewrite(t *testing.T) {
 		if err != nil {
 			t.Fatalf("ParseParams(%q): %v", query, err)
 		}
-		pr := NewProcessor(p)
+		pr := NewProcessor(p, segment.Tenant{})
 		out, _, err := pr.Process([]byte(line), testNow)
 		if err != nil {
 			t.Fatalf("Process(%q): %v", line, err)
@@ -117,7 +119,11 @@ func TestProcessRewrite(t *testing.T) {
 	f(`extra_fields=env=prod,level=info`, `{"level":"debug","a":true,"b":null}`,
 		`{"_time":"2026-11-22T10:00:00Z","a":true,"b":null,"env":"prod","level":"info"}`)
 	f(`_stream_fields=service,host`, `{"host":"h1","service":"api \"x\""}`,
-		`{"_time":"2026-11-22T10:00:00Z","_stream":"{service=\"api \\\"x\\\"\",host=\"h1\"}","host":"h1","service":"api \"x\""}`)
+		`{"_time":"2026-11-22T10:00:00Z","_stream":"{host=\"h1\",service=\"api \\\"x\\\"\"}","_stream_id":"0000000000000000aa751eed2fe763400d2ca9233b935c37","host":"h1","service":"api \"x\""}`)
+	// A _stream or _stream_id in the line is made anew (both IDs above are
+	// the ones VictoriaLogs v1.52.1 gave the same lines).
+	f(`_stream_fields=a`, `{"_stream":"{x=\"y\"}","_stream_id":"bad","a":"1"}`,
+		`{"_time":"2026-11-22T10:00:00Z","_stream":"{a=\"1\"}","_stream_id":"0000000000000000c3801b9d5f989c910fdd9ecc3ff969c1","a":"1"}`)
 	f(`decolorize_fields=msg`, `{"msg":"\u001b[31mred\u001b[0m plain"}`,
 		`{"_time":"2026-11-22T10:00:00Z","msg":"red plain"}`)
 	// A time field meaning "now" is consumed too.
@@ -127,6 +133,42 @@ func TestProcessRewrite(t *testing.T) {
 	// The default time fields are consumed too when rewriting.
 	f(`_msg_field=log`, `{"ts":1767323045000,"log":"x"}`,
 		`{"_time":"2026-01-02T03:04:05Z","_msg":"x"}`)
+}
+
+// TestProcessStreamVictoriaLogs: _stream and _stream_id of lines rebuilt
+// with _stream_fields equal what VictoriaLogs v1.52.1 stored for the same
+// lines in tenant 7:8 (see logstream.TestVictoriaLogs).
+func TestProcessStreamVictoriaLogs(t *testing.T) {
+	q, _ := url.ParseQuery("_stream_fields=service,host,kubernetes.pod")
+	p, err := ParseParams(q, http.Header{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr := NewProcessor(p, segment.Tenant{AccountID: 7, ProjectID: 8})
+	f := func(line, wantStream, wantID string) {
+		t.Helper()
+		out, _, err := pr.Process([]byte(line), testNow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v struct {
+			Stream string `json:"_stream"`
+			ID     string `json:"_stream_id"`
+		}
+		if err := json.Unmarshal(out, &v); err != nil {
+			t.Fatalf("%s: %v", out, err)
+		}
+		if v.Stream != wantStream || v.ID != wantID {
+			t.Fatalf("Process(%s): _stream %s _stream_id %s, want %s %s", line, v.Stream, v.ID, wantStream, wantID)
+		}
+	}
+	f(`{"_msg":"a","service":"api","host":"h1"}`, `{host="h1",service="api"}`, "0000000700000008b1806a4354a4ec2201d6268e4991f762")
+	f(`{"_msg":"c"}`, `{}`, "0000000700000008e934a84adb05276890d7f7bfcadabe92")
+	f(`{"_msg":"d","service":"web \"quoted\" é\u0001\t","host":"h2","kubernetes":{"pod":"p-1"}}`,
+		`{host="h2",kubernetes.pod="p-1",service="web \"quoted\" é\x01\t"}`, "0000000700000008b64c220a09a4e4dcf340ccdb71e0a1d3")
+	f(`{"_msg":"e","service":"","host":"h3"}`, `{host="h3"}`, "0000000700000008e1b869a3c303f27c7bfd977afb79b48e")
+	f(`{"_msg":"f","service":123,"host":true}`, `{host="true",service="123"}`, "0000000700000008088c4138b2da5a7149a5fd6d8d2c17ff")
+	f(`{"_msg":"g","host":"h1","service":"api","zone":"z"}`, `{host="h1",service="api"}`, "0000000700000008b1806a4354a4ec2201d6268e4991f762")
 }
 
 func TestParseParams(t *testing.T) {

@@ -25,6 +25,7 @@ func BenchmarkProcess(b *testing.B) {
 	for _, bc := range []struct{ name, query string }{
 		{"keep", ""},
 		{"rewrite", "_msg_field=msg&_time_field=ts&ignore_fields=trace_id"},
+		{"stream", "_msg_field=msg&_time_field=ts&_stream_fields=service,host"},
 	} {
 		q, _ := url.ParseQuery(bc.query)
 		p, err := ParseParams(q, http.Header{})
@@ -32,7 +33,7 @@ func BenchmarkProcess(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.Run(bc.name, func(b *testing.B) {
-			pr := NewProcessor(p)
+			pr := NewProcessor(p, segment.Tenant{})
 			var batch Batch
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()

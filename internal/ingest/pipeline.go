@@ -778,7 +778,7 @@ func (r *run) processor() *Processor {
 		r.prs = r.prs[:k-1]
 		return pr
 	}
-	return NewProcessor(r.req.Params)
+	return NewProcessor(r.req.Params, r.req.Tenant)
 }
 
 func (p *Pipeline) getBuf() *[]byte {

@@ -132,7 +132,7 @@ func ingestHint(t testing.TB, p *Pipeline, body io.Reader, hint int64, sink Sink
 // every line through one Processor, in order.
 func reference(body string, maxLine int) (stored map[string][]string, n int, errs []LineError, rejected, lines int64) {
 	stored = map[string][]string{}
-	pr := NewProcessor(Params{})
+	pr := NewProcessor(Params{}, segment.Tenant{})
 	now := fixedNow.UnixNano()
 	for i, line := range strings.SplitAfter(body, "\n") {
 		if line == "" {

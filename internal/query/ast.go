@@ -134,7 +134,44 @@ type FilterTime struct {
 	Text     string
 }
 
+// FilterStream matches logs whose stream satisfies any of Or, each a list of
+// tag filters that must all hold: `{app="api"}`, `{app="api", env=~"prod.*"
+// or zone!="x"}`, written bare or after "_stream:". A log's stream is its
+// _stream field, {name="value",...} as VictoriaLogs writes it (spate serve
+// writes it with _stream_fields), and {} when it has none; a missing tag
+// reads as "". A _stream that does not parse matches nothing.
+type FilterStream struct {
+	Or [][]StreamTagFilter
+}
+
+// StreamTagFilter is one tag filter inside {...}. Op is "=", "!=", "=~",
+// "!~" (Value is the string or the regexp, which must match the whole
+// value), "in" or "not_in" (Values, or Any for "in(*)": every value,
+// including "").
+type StreamTagFilter struct {
+	Name   string
+	Op     string
+	Value  string
+	Values []string
+	Any    bool
+}
+
+// FilterStreamID matches logs whose _stream_id is one of IDs:
+// "_stream_id:0000...", "_stream_id:in(A, B)" (In). A log without a
+// _stream_id field has the ID of its stream (see FilterStream) in the
+// tenant Options name.
+type FilterStreamID struct {
+	IDs []string
+	In  bool
+
+	// The tenant for IDs of logs without _stream_id, from Options; set by
+	// the planner (not part of the query text).
+	account, project uint32
+}
+
 func (*FilterAll) isFilter()         {}
+func (*FilterStream) isFilter()      {}
+func (*FilterStreamID) isFilter()    {}
 func (*FilterAnd) isFilter()         {}
 func (*FilterOr) isFilter()          {}
 func (*FilterNot) isFilter()         {}

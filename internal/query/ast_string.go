@@ -180,6 +180,34 @@ func joinFieldPatterns(fields []string) string {
 	return strings.Join(a, ", ")
 }
 
+func (f *FilterStream) String() string {
+	groups := make([]string, len(f.Or))
+	for i, g := range f.Or {
+		tags := make([]string, len(g))
+		for j, t := range g {
+			switch t.Op {
+			case "in", "not_in":
+				args := joinTokens(t.Values)
+				if t.Any {
+					args = "*"
+				}
+				tags[j] = quoteToken(t.Name) + " " + t.Op + "(" + args + ")"
+			default:
+				tags[j] = quoteToken(t.Name) + t.Op + strconv.Quote(t.Value)
+			}
+		}
+		groups[i] = strings.Join(tags, ",")
+	}
+	return "{" + strings.Join(groups, " or ") + "}"
+}
+
+func (f *FilterStreamID) String() string {
+	if f.In {
+		return "_stream_id:in(" + joinTokens(f.IDs) + ")"
+	}
+	return "_stream_id:" + quoteToken(f.IDs[0])
+}
+
 func (f *FilterIn) String() string {
 	return leafField(f.Field) + "in(" + joinTokens(f.Values) + ")"
 }

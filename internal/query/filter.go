@@ -84,6 +84,10 @@ func compileFilter(f Filter) (matcher, error) {
 		return &matchRange{f: *f}, nil
 	case *FilterTime:
 		return &matchTime{min: f.Min, max: f.Max}, nil
+	case *FilterStream:
+		return newMatchStream(f)
+	case *FilterStreamID:
+		return &matchStreamID{ids: f.IDs, account: f.account, project: f.project, cache: map[string]string{}}, nil
 	}
 	return nil, fmt.Errorf("BUG: unknown filter %T", f)
 }

@@ -135,7 +135,10 @@ func (p *parser) parseGeneric(field string) (Filter, error) {
 		case "!", "-":
 			return p.parseNot(field)
 		case "{":
-			return nil, p.unsupportedFilter(t.pos, "_stream")
+			if field != "" && field != "_msg" {
+				return nil, p.errorf(t.pos, "a stream filter {...} cannot apply to field %s", quoteToken(field))
+			}
+			return p.parseStreamFilter()
 		case "=~":
 			return nil, p.errorHint(t.pos, `write field:~"regexp"`, "unexpected '=~'")
 		case ",", ")", "[", "]", "|":
@@ -499,8 +502,13 @@ func (p *parser) parsePhrase(field string) (Filter, error) {
 		switch s {
 		case "_time":
 			return p.parseTimeFilter()
-		case "_stream", "_stream_id":
-			return nil, p.unsupportedFilter(pos, s)
+		case "_stream":
+			if !p.isPunct("{") {
+				return nil, p.errorHint(p.cur().pos, `write _stream:{name="value"}`, "missing '{' after _stream:")
+			}
+			return p.parseStreamFilter()
+		case "_stream_id":
+			return p.parseStreamIDFilter(pos)
 		}
 	}
 	if p.isTrailer() {
@@ -508,4 +516,142 @@ func (p *parser) parsePhrase(field string) (Filter, error) {
 			"missing filter after field name %s", quoteToken(s))
 	}
 	return p.parseGeneric(canonicalField(s))
+}
+
+// parseStreamFilter parses {tag op value, ... or ...}; the current token is
+// '{'. Tag names and values are compound tokens or quoted strings, as in
+// VictoriaLogs' parseStreamFilter.
+func (p *parser) parseStreamFilter() (Filter, error) {
+	open := p.cur().pos
+	p.next() // {
+	f := &FilterStream{}
+	var group []StreamTagFilter
+	for {
+		if p.isPunct("}") {
+			p.next()
+			f.Or = append(f.Or, group)
+			return f, nil
+		}
+		if p.atEOF() {
+			return nil, p.errorHint(p.cur().pos, fmt.Sprintf("close the { at column %d", p.column(open)), "missing '}' at the end of the stream filter")
+		}
+		tag, err := p.parseStreamTag()
+		if err != nil {
+			return nil, err
+		}
+		group = append(group, tag)
+		switch {
+		case p.isPunct(","):
+			p.next()
+			if p.isPunct("}") {
+				return nil, p.errorf(p.cur().pos, "missing stream tag filter after ','")
+			}
+		case p.isKw("or"):
+			p.next()
+			if p.isPunct("}") {
+				return nil, p.errorf(p.cur().pos, "missing stream tag filter after 'or'")
+			}
+			f.Or = append(f.Or, group)
+			group = nil
+		case p.isPunct("}"):
+		case p.atEOF():
+			return nil, p.errorHint(p.cur().pos, fmt.Sprintf("close the { at column %d", p.column(open)), "missing '}' at the end of the stream filter")
+		default:
+			return nil, p.errorf(p.cur().pos, "unexpected %s in the stream filter; want ',', 'or' or '}'", p.describe())
+		}
+	}
+}
+
+// streamOps are the operators of a stream tag filter, besides in and
+// not_in.
+var streamOps = []string{"=", "!=", "=~", "!~"}
+
+// parseStreamTag parses one "name op value" inside {...}.
+func (p *parser) parseStreamTag() (StreamTagFilter, error) {
+	var tag StreamTagFilter
+	name, err := p.streamToken("stream tag name")
+	if err != nil {
+		return tag, err
+	}
+	tag.Name = name
+	t := p.cur()
+	switch {
+	case t.kind == lexPunct && slices.Contains(streamOps, t.text):
+		tag.Op = t.text
+		p.next()
+		if tag.Value, err = p.streamToken("value of stream tag " + quoteToken(name)); err != nil {
+			return tag, err
+		}
+		if tag.Op == "=~" || tag.Op == "!~" {
+			if _, err := regexp.Compile("^(?:" + tag.Value + ")$"); err != nil {
+				return tag, p.errorf(t.pos, "invalid regexp %q for stream tag %s: %s", tag.Value, quoteToken(name),
+					strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+			}
+		}
+	case p.isKw("in", "not_in") && p.peek(1).kind == lexPunct && p.peek(1).text == "(":
+		tag.Op = strings.ToLower(t.text)
+		args, wildcard, err := p.parseArgList(tag.Op)
+		if err != nil {
+			return tag, err
+		}
+		if wildcard {
+			tag.Any = true
+		} else {
+			tag.Values = args
+		}
+	default:
+		return tag, p.errorf(t.pos, "unsupported operation %s after stream tag %s; want =, !=, =~, !~, in() or not_in()", p.describe(), quoteToken(name))
+	}
+	return tag, nil
+}
+
+// streamToken reads a tag name or value inside {...}: a quoted string, or
+// the tokens glued together up to whitespace, an operator, ',', '{', '}'
+// or parentheses.
+func (p *parser) streamToken(what string) (string, error) {
+	t := p.cur()
+	switch {
+	case t.kind == lexBadQuote:
+		return "", p.errorHint(t.pos, "write a quote inside a value as \\\" or put the value in backquotes", "%s", t.err)
+	case t.kind == lexQuoted:
+		p.next()
+		return t.text, nil
+	case t.kind == lexEOF || isStreamStop(t):
+		return "", p.errorf(t.pos, "missing %s; got %s", what, p.describe())
+	}
+	var b strings.Builder
+	for {
+		b.WriteString(t.raw)
+		p.next()
+		t = p.cur()
+		if t.space || t.kind == lexEOF || t.kind == lexQuoted || isStreamStop(t) {
+			return b.String(), nil
+		}
+	}
+}
+
+func isStreamStop(t *lexToken) bool {
+	return t.kind == lexPunct && (slices.Contains(streamOps, t.text) || isStop(t, ",{}()|"))
+}
+
+// parseStreamIDFilter parses what follows "_stream_id:": an ID, or in(IDs).
+func (p *parser) parseStreamIDFilter(pos int) (Filter, error) {
+	if p.isKw("in") && p.peek(1).kind == lexPunct && p.peek(1).text == "(" {
+		args, wildcard, err := p.parseArgList("in")
+		if err != nil {
+			return nil, err
+		}
+		if wildcard {
+			return &FilterAll{}, nil
+		}
+		return &FilterStreamID{IDs: args, In: true}, nil
+	}
+	if p.isTrailer() {
+		return nil, p.errorf(pos, "missing stream ID after _stream_id:")
+	}
+	id, err := p.compound(stopsFuncArg, "stream ID")
+	if err != nil {
+		return nil, err
+	}
+	return &FilterStreamID{IDs: []string{id}}, nil
 }

@@ -21,6 +21,7 @@ var fuzzSeeds = []string{
 	`* | rename a* as b*, c d | copy x as y | delete z, w* | fields "q r", s* | unroll by (a)`,
 	`"a\tb" 'c\'d' ` + "`e\\f`" + ` café 用户 /api/v1 worker-010 10.0.0.1 # comment`,
 	`* | field_values (level) limit 3 | len(x) y | field_names n | where a:~"(?i)x"`,
+	`{app="a b", env=~"p.*" or "odd name"!~'x', z in(a, *) , y not_in(*)} _stream:{} -_stream_id:in(0a, b) _stream_id:x`,
 }
 
 func FuzzParse(f *testing.F) {

@@ -45,6 +45,22 @@ func TestParseSuccess(t *testing.T) {
 		checkRoundTrip(t, in, q)
 	}
 
+	// Stream filters.
+	f(`{app="api"}`, `{app="api"}`)
+	f(`_stream:{app="api"}`, `{app="api"}`)
+	f(`{app=api, env!="prod"}`, `{app="api",env!="prod"}`)
+	f(`{app=~"api|web" or zone!~'eu-.*'}`, `{app=~"api|web" or zone!~"eu-.*"}`)
+	f(`{kubernetes.pod="p-1", "odd name"="v"}`, `{kubernetes.pod="p-1","odd name"="v"}`)
+	f(`{app in (api, "web x")}`, `{app in(api, "web x")}`)
+	f(`{app not_in(a) , b=c}`, `{app not_in(a),b="c"}`)
+	f(`{app in(*)}`, `{app in(*)}`)
+	f(`{}`, `{}`)
+	f(`{a="1"} error -{b="2"}`, `{a="1"} error !{b="2"}`)
+	f(`_stream_id:0000000000000000e934a84adb05276890d7f7bfcadabe92`, `_stream_id:0000000000000000e934a84adb05276890d7f7bfcadabe92`)
+	f(`_stream_id:in(a1, b2)`, `_stream_id:in(a1, b2)`)
+	f(`_stream_id:in(*)`, `*`)
+	f(`* | filter {a="b"}`, `* | filter {a="b"}`)
+
 	// Words, phrases, prefixes.
 	f("*", "*")
 	f("error", "error")
@@ -410,9 +426,22 @@ func TestParseFailure(t *testing.T) {
 	f(`equals_common_case(a)`, 1, `filter "equals_common_case"`)
 	f(`pattern_match("<N>")`, 1, `filter "pattern_match"`)
 	f(`f:in(* | fields f)`, 3, `filter "in(subquery)" is not supported by spate`)
-	f(`_stream:{a="b"}`, 1, `filter "_stream" is not supported by spate`)
-	f(`{a="b"}`, 1, `filter "_stream" is not supported by spate`)
-	f(`_stream_id:0000`, 1, `filter "_stream_id" is not supported by spate`)
+	f(`_stream_id:in(* | fields _stream_id)`, 12, `filter "in(subquery)" is not supported by spate`)
+
+	// Stream filters.
+	f(`{a="b"`, 7, "missing '}' at the end of the stream filter")
+	f(`{a="b",}`, 8, "missing stream tag filter after ','")
+	f(`{a="b" or}`, 10, "missing stream tag filter after 'or'")
+	f(`{a}`, 3, `unsupported operation "}" after stream tag a`)
+	f(`{a:"b"}`, 4, "unsupported operation")
+	f(`{="b"}`, 2, "missing stream tag name")
+	f(`{a=}`, 4, "missing value of stream tag a")
+	f(`{a="b" c="d"}`, 8, "want ',', 'or' or '}'")
+	f(`{a=~"(x"}`, 3, "invalid regexp")
+	f(`{a in (x}`, 10, "missing ')' at the end of in()")
+	f(`_stream:a`, 9, "missing '{' after _stream:")
+	f(`_stream_id:`, 1, "missing stream ID")
+	f(`f:{a="b"}`, 3, "a stream filter {...} cannot apply to field f")
 	f(`_time:day_range[08:00, 18:00)`, 7, `filter "_time:day_range"`)
 	f(`*:foo`, 1, `filter "*:..."`)
 	f(`options(concurrency=2) *`, 1, "query options are not supported")

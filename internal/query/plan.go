@@ -39,6 +39,10 @@ type Options struct {
 	// Progress, if set, is increased by the bytes of every chunk when a
 	// worker finishes it (for progress bars; read it atomically).
 	Progress *atomic.Int64
+	// AccountID and ProjectID are the tenant the logs belong to: the
+	// _stream_id of a log without that field is its stream's ID in this
+	// tenant (VictoriaLogs' IDs begin with the tenant). Default 0:0.
+	AccountID, ProjectID uint32
 }
 
 // DefaultGroupMemory is each worker's group memory when
@@ -116,6 +120,11 @@ func isBarrier(p Pipe) bool {
 // newPlan compiles q.
 func newPlan(q *Query, opts Options) (*plan, error) {
 	q = fuseSortLimit(q)
+	forEachFilter(q, func(f Filter) {
+		if sf, ok := f.(*FilterStreamID); ok {
+			sf.account, sf.project = opts.AccountID, opts.ProjectID
+		}
+	})
 	p := &plan{opts: opts, q: q, filter: q.Filter}
 	i := 0
 	for i < len(q.Pipes) && !isBarrier(q.Pipes[i]) {
@@ -180,6 +189,49 @@ func newPlan(q *Query, opts Options) (*plan, error) {
 		}
 	}
 	return p, nil
+}
+
+// forEachFilter calls fn on every filter node of q: the query's filter and
+// the filters of pipes (filter, and the if () conditions), depth first.
+func forEachFilter(q *Query, fn func(Filter)) {
+	var walk func(f Filter)
+	walk = func(f Filter) {
+		if f == nil {
+			return
+		}
+		fn(f)
+		switch f := f.(type) {
+		case *FilterAnd:
+			for _, c := range f.Filters {
+				walk(c)
+			}
+		case *FilterOr:
+			for _, c := range f.Filters {
+				walk(c)
+			}
+		case *FilterNot:
+			walk(f.Filter)
+		}
+	}
+	walk(q.Filter)
+	for _, p := range q.Pipes {
+		switch p := p.(type) {
+		case *PipeFilter:
+			walk(p.Filter)
+		case *PipeStats:
+			for _, sf := range p.Funcs {
+				walk(sf.If)
+			}
+		case *PipeExtract:
+			walk(p.If)
+		case *PipeExtractRegexp:
+			walk(p.If)
+		case *PipeUnpack:
+			walk(p.If)
+		case *PipeFormat:
+			walk(p.If)
+		}
+	}
 }
 
 // fuseSortLimit rewrites "sort by (...) | limit N" (and "| offset M |
@@ -409,6 +461,11 @@ func filterNeeds(f Filter, in *fieldSet, needTime *bool) {
 		filterNeeds(f.Filter, in, needTime)
 	case *FilterTime:
 		*needTime = true
+	case *FilterStream:
+		in.add("_stream")
+	case *FilterStreamID:
+		in.add("_stream_id")
+		in.add("_stream")
 	default:
 		if field, ok := filterField(f); ok {
 			in.add(field)
@@ -489,6 +546,20 @@ func requiredLiteral(f Filter) string {
 		if l, ok := regexpLiteral(f.Expr); ok {
 			return usableLiteral(f.Field, l)
 		}
+	case *FilterStream:
+		// A line in the stream has the tag's value in its _stream field,
+		// as written when quoting leaves it alone: printable ASCII but '"'
+		// and '\'. (A line without _stream is in {}, where every tag is "".)
+		if len(f.Or) == 1 {
+			for _, t := range f.Or[0] {
+				if t.Op == "=" && len(t.Value) > len(lit) && !strings.ContainsFunc(t.Value, func(r rune) bool {
+					return r < 0x20 || r > 0x7e || r == '"' || r == '\\'
+				}) {
+					lit = t.Value
+				}
+			}
+		}
+		return lit
 	}
 	return ""
 }

@@ -3,7 +3,10 @@ package naive
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
+
+	"github.com/spate-io/spate/internal/logstream"
 
 	"github.com/spate-io/spate/internal/conformance"
 	"github.com/spate-io/spate/internal/query"
@@ -117,9 +120,125 @@ func (ev *evaluator) match(f query.Filter, r row) bool {
 	case *query.FilterTime:
 		ns, ok := parseTime(r["_time"])
 		return ok && ns >= f.Min && ns <= f.Max
+
+	case *query.FilterStream:
+		tags, ok := parseStreamText(streamOf(r))
+		if !ok {
+			return false
+		}
+		for _, group := range f.Or {
+			all := true
+			for _, t := range group {
+				all = all && ev.matchStreamTag(t, tags[t.Name])
+			}
+			if all {
+				return true
+			}
+		}
+		return false
+	case *query.FilterStreamID:
+		id := r["_stream_id"]
+		if id == "" {
+			id = ev.streamID(streamOf(r))
+		}
+		for _, want := range f.IDs {
+			if id == want {
+				return true
+			}
+		}
+		return false
 	}
 	ev.fail(fmt.Errorf("unsupported filter %T (%s)", f, f))
 	return false
+}
+
+// streamOf returns a row's _stream, {} when it has none.
+func streamOf(r row) string {
+	if s := r["_stream"]; s != "" {
+		return s
+	}
+	return "{}"
+}
+
+// parseStreamText reads {name="value",...} (Go-quoted values) into a map;
+// a repeated name keeps its first value, as a tag lookup finds it.
+func parseStreamText(s string) (map[string]string, bool) {
+	if len(s) < 2 || s[0] != '{' || s[len(s)-1] != '}' {
+		return nil, false
+	}
+	inner := s[1 : len(s)-1]
+	tags := map[string]string{}
+	for inner != "" {
+		eq := strings.Index(inner, "=")
+		if eq < 0 {
+			return nil, false
+		}
+		name := inner[:eq]
+		rest := inner[eq+1:]
+		// The value is the shortest prefix that unquotes.
+		end := -1
+		for i := 1; i < len(rest); i++ {
+			if rest[i] == '"' {
+				if v, err := strconv.Unquote(rest[:i+1]); err == nil {
+					if _, seen := tags[name]; !seen {
+						tags[name] = v
+					}
+					end = i + 1
+					break
+				}
+			}
+		}
+		if end < 0 {
+			return nil, false
+		}
+		inner = rest[end:]
+		if inner == "" {
+			break
+		}
+		if inner[0] != ',' {
+			return nil, false
+		}
+		inner = inner[1:]
+		if inner == "" {
+			return nil, false
+		}
+	}
+	return tags, true
+}
+
+func (ev *evaluator) matchStreamTag(t query.StreamTagFilter, v string) bool {
+	switch t.Op {
+	case "=":
+		return v == t.Value
+	case "!=":
+		return v != t.Value
+	case "=~", "!~":
+		re := ev.regexp("^(?:" + t.Value + ")$")
+		return re != nil && re.MatchString(v) == (t.Op == "=~")
+	case "in", "not_in":
+		found := t.Any
+		for _, w := range t.Values {
+			found = found || v == w
+		}
+		return found == (t.Op == "in")
+	}
+	ev.fail(fmt.Errorf("unknown stream tag operation %q", t.Op))
+	return false
+}
+
+// streamID is the _stream_id of the stream written s in the evaluator's
+// tenant, or "" if s does not parse.
+func (ev *evaluator) streamID(s string) string {
+	tags, ok := parseStreamText(s)
+	if !ok {
+		return ""
+	}
+	var list []logstream.Tag
+	for n, v := range tags {
+		list = append(list, logstream.Tag{Name: n, Value: v})
+	}
+	logstream.Sort(list)
+	return string(logstream.AppendID(nil, ev.opts.AccountID, ev.opts.ProjectID, logstream.AppendCanonical(nil, list)))
 }
 
 func (ev *evaluator) fail(err error) {

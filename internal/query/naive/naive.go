@@ -50,6 +50,9 @@ type Options struct {
 	// Now is what a math now() returns. Relative _time filters are resolved
 	// by query.Parse, not here.
 	Now time.Time
+	// AccountID and ProjectID are the tenant of the logs, for the
+	// _stream_id of logs without one.
+	AccountID, ProjectID uint32
 }
 
 // row is one log entry or result row: field name to value. An empty value
