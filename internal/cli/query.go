@@ -62,10 +62,14 @@ func newQueryCmd() *cobra.Command {
 in place: no ingestion step. Lines are searched on raw bytes first and only
 candidates are parsed, by several workers at once.
 
-Inputs are files, directories (read recursively, in name order), globs and
+Inputs are files, directories (read recursively, in name order, hidden
+files left out), globs and
 "-" for stdin; .gz and .zst files are decompressed. With no input, stdin is
-read. A spate serve data directory (--data DIR) is read as a store: the
-segments of one tenant (--tenant, default 0:0), each once. Each line is a log: a JSON object (nested objects flatten to dotted
+read. A spate serve data directory (--data DIR) is read as a store, also
+while the server writes it: the segments of one tenant (--tenant, default
+0:0), each once and only as far as its acknowledged lines, skipping those
+whose metadata puts them outside the query's top-level _time range or
+stream filters (--stats says how many). Each line is a log: a JSON object (nested objects flatten to dotted
 names: http.ua), or plain text whose _msg is the whole line. _msg comes from
 the first of _msg, msg, message, log; _time from _time, ts, time, timestamp,
 @timestamp (RFC 3339 or Unix s/ms/us/ns) unless --msg-field/--time-field say
@@ -213,11 +217,16 @@ func runQuery(ctx context.Context, opts queryOptions, text string, args []string
 	if err != nil {
 		return usagef("invalid --tenant: %v", err)
 	}
-	inputs, total, stores, err := expandInputs(args, tenant)
+	store, err := newStoreInputs(tenant, q, opts.timeField == "")
 	if err != nil {
 		return err
 	}
-	if opts.tenant != "" && stores == 0 {
+	defer store.close()
+	inputs, total, err := expandInputs(args, store)
+	if err != nil {
+		return err
+	}
+	if opts.tenant != "" && len(store.snaps) == 0 {
 		return usagef("--tenant reads spate serve data directories, and no input is one")
 	}
 
@@ -243,6 +252,7 @@ func runQuery(ctx context.Context, opts queryOptions, text string, args []string
 		SkipLongLines: true,
 		MmapWindow:    queryMmapWindow,
 		Stdin:         opts.stdin,
+		Open:          store.open,
 	}
 	var stopProgress func()
 	if opts.progress {
@@ -281,6 +291,10 @@ func runQuery(ctx context.Context, opts queryOptions, text string, args []string
 	}
 	if opts.stats {
 		printQueryStats(stderr, st)
+		if len(store.snaps) > 0 {
+			fmt.Fprintf(stderr, "spate: read %d of the %d segments of tenant %s in %d data directories; the metadata of %d puts them outside the query's time range or streams\n",
+				store.listed-store.skipped, store.listed, tenant, len(store.snaps), store.skipped)
+		}
 	}
 	return err
 }
@@ -336,18 +350,17 @@ func printQueryStats(w io.Writer, st query.Stats) {
 }
 
 // expandInputs turns the arguments into input names: spate serve data
-// directories give their segments of tenant, other directories are walked
-// (regular files, in name order), globs are expanded, "-" stays. No
-// argument means stdin. It also returns the total size of the regular
-// files (0 if unknown, as for stdin) and how many data directories it
-// read.
-func expandInputs(args []string, tenant segment.Tenant) ([]string, int64, int, error) {
+// directories give the segments of store's tenant that the query may need
+// (see storeInputs), other directories are walked (regular files, in name
+// order, hidden ones left out), globs are expanded, "-" stays. No argument
+// means stdin. It also returns the total size of the inputs (0 if unknown,
+// as for stdin).
+func expandInputs(args []string, store *storeInputs) ([]string, int64, error) {
 	if len(args) == 0 {
-		return []string{"-"}, 0, 0, nil
+		return []string{"-"}, 0, nil
 	}
 	var out []string
 	var total int64
-	stores := 0
 	unknown := false
 	add := func(path string, size int64) {
 		out = append(out, path)
@@ -355,17 +368,7 @@ func expandInputs(args []string, tenant segment.Tenant) ([]string, int64, int, e
 	}
 	addDir := func(dir string) error {
 		if segment.IsStoreDir(dir) {
-			stores++
-			files, err := segment.List(dir)
-			if err != nil {
-				return err
-			}
-			for _, f := range files {
-				if f.Tenant == tenant {
-					add(filepath.Join(dir, f.Path), f.Size)
-				}
-			}
-			return nil
+			return store.add(dir, add)
 		}
 		_, err := walkDir(dir, add)
 		return err
@@ -380,19 +383,19 @@ func expandInputs(args []string, tenant segment.Tenant) ([]string, int64, int, e
 		if err != nil && strings.ContainsAny(a, "*?[") {
 			matches, gerr := filepath.Glob(a)
 			if gerr != nil {
-				return nil, 0, 0, usagef("bad glob %q: %v", a, gerr)
+				return nil, 0, usagef("bad glob %q: %v", a, gerr)
 			}
 			if len(matches) == 0 {
-				return nil, 0, 0, fmt.Errorf("%s: no files match", a)
+				return nil, 0, fmt.Errorf("%s: no files match", a)
 			}
 			for _, m := range matches {
 				mfi, err := os.Stat(m)
 				if err != nil {
-					return nil, 0, 0, err
+					return nil, 0, err
 				}
 				if mfi.IsDir() {
 					if err := addDir(m); err != nil {
-						return nil, 0, 0, err
+						return nil, 0, err
 					}
 					continue
 				}
@@ -401,11 +404,11 @@ func expandInputs(args []string, tenant segment.Tenant) ([]string, int64, int, e
 			continue
 		}
 		if err != nil {
-			return nil, 0, 0, err
+			return nil, 0, err
 		}
 		if fi.IsDir() {
 			if err := addDir(a); err != nil {
-				return nil, 0, 0, err
+				return nil, 0, err
 			}
 			continue
 		}
@@ -417,10 +420,12 @@ func expandInputs(args []string, tenant segment.Tenant) ([]string, int64, int, e
 	if unknown {
 		total = 0
 	}
-	return out, total, stores, nil
+	return out, total, nil
 }
 
-// walkDir adds the regular files under dir in lexical order.
+// walkDir adds the regular files under dir in lexical order, leaving out
+// hidden files and directories (names starting with '.'), as ripgrep does:
+// lock files, metadata, editors' swap files.
 func walkDir(dir string, add func(string, int64)) (int, error) {
 	n := 0
 	var paths []string
@@ -428,6 +433,12 @@ func walkDir(dir string, add func(string, int64)) (int, error) {
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
+		}
+		if path != dir && strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
 		}
 		if !d.Type().IsRegular() {
 			return nil

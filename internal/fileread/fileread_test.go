@@ -495,3 +495,55 @@ func TestNextLineAndCountLines(t *testing.T) {
 	f("a\n\nb\n", "a", "", "b")
 	f("\r\n\r", "", "")
 }
+
+// TestOpenLimit: Config.Open opens the inputs, and its limit caps what is
+// read, for every strategy and for compressed files (decompressed bytes).
+func TestOpenLimit(t *testing.T) {
+	dir := t.TempDir()
+	r := rand.New(rand.NewPCG(5, 6))
+	data := randomInput(r, 100000)
+	cut := bytes.LastIndexByte(data[:len(data)*2/3], '\n') + 1
+	plain := writeFile(t, dir, "plain.log", data)
+	zs := writeFile(t, dir, "a.zst", zstdBytes(t, data))
+	gz := writeFile(t, dir, "a.gz", gzipBytes(t, data))
+	var opened []string
+	var mu sync.Mutex
+	open := func(limit int64) func(string) (*os.File, int64, error) {
+		return func(name string) (*os.File, int64, error) {
+			mu.Lock()
+			opened = append(opened, filepath.Base(name))
+			mu.Unlock()
+			f, err := os.Open(name)
+			return f, limit, err
+		}
+	}
+	for _, cfg := range strategyConfigs(r) {
+		cfg.Open = open(int64(cut))
+		per, _, err := collect(t, []string{plain}, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkChunks(t, fmt.Sprintf("%s limit %d", cfg.Strategy, cut), per[0], data[:cut])
+	}
+	for _, name := range []string{zs, gz} {
+		per, _, err := collect(t, []string{name}, Config{Open: open(int64(cut))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkChunks(t, name, per[0], data[:cut])
+		per, _, err = collect(t, []string{name}, Config{Open: open(-1)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkChunks(t, name+" unlimited", per[0], data)
+	}
+	// A limit past the end reads the file.
+	per, _, err := collect(t, []string{plain}, Config{Open: open(int64(len(data) + 100))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkChunks(t, "limit past the end", per[0], data)
+	if len(opened) != len(strategyConfigs(r))+5 {
+		t.Fatalf("Open called %d times: %v", len(opened), opened)
+	}
+}

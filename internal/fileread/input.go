@@ -49,14 +49,15 @@ type input struct {
 	f           *os.File  // nil for stdin given as Config.Stdin
 	r           io.Reader // sequential reader (positioned at 0) for non-regular inputs
 	regular     bool
-	size        int64 // size at open, for regular files
+	size        int64 // size at open (capped by limit), for regular files
+	limit       int64 // Config.Open's limit, or -1
 	compression Compression
 	refs        atomic.Int32
 }
 
 // openInput opens name ("-" is stdin) and detects its kind and compression.
 func openInput(name string, cfg Config) (*input, error) {
-	in := &input{name: name}
+	in := &input{name: name, limit: -1}
 	in.refs.Store(1)
 	if name == "-" {
 		var r io.Reader = os.Stdin
@@ -65,7 +66,13 @@ func openInput(name string, cfg Config) (*input, error) {
 		}
 		return in, in.peekStream(r)
 	}
-	f, err := os.Open(name)
+	var f *os.File
+	var err error
+	if cfg.Open != nil {
+		f, in.limit, err = cfg.Open(name)
+	} else {
+		f, err = os.Open(name)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot open input: %w", err)
 	}
@@ -91,6 +98,9 @@ func openInput(name string, cfg Config) (*input, error) {
 		return nil, fmt.Errorf("cannot read %q: %w", name, err)
 	}
 	in.compression = DetectCompression(head[:n])
+	if in.limit >= 0 && in.compression == None {
+		in.size = min(in.size, in.limit)
+	}
 	return in, nil
 }
 
@@ -143,21 +153,28 @@ func (in *input) reader(s Strategy) (io.Reader, func(), error) {
 	if s == Bufio {
 		r = bufio.NewReaderSize(r, DefaultBufioBuffer)
 	}
+	var zr io.Reader
+	closeZ := func() {}
 	switch in.compression {
 	case Gzip:
-		zr, err := gzip.NewReader(r)
+		gr, err := gzip.NewReader(r)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: cannot read gzip header: %w", in.name, err)
 		}
-		return zr, func() { zr.Close() }, nil
+		zr, closeZ = gr, func() { gr.Close() }
 	case Zstd:
-		zr, err := zstd.NewReader(r, zstd.WithDecoderLowmem(false))
+		d, err := zstd.NewReader(r, zstd.WithDecoderLowmem(false))
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: cannot start zstd decoder: %w", in.name, err)
 		}
-		return zr, zr.Close, nil
+		zr, closeZ = d, d.Close
+	default:
+		return r, func() {}, nil
 	}
-	return r, func() {}, nil
+	if in.limit >= 0 {
+		zr = io.LimitReader(zr, in.limit)
+	}
+	return zr, closeZ, nil
 }
 
 // produce reads input idx and hands its chunks to the workers, returning the

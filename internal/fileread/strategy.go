@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"strings"
 	"time"
@@ -123,6 +124,13 @@ type Config struct {
 	Latencies bool
 	// Stdin is read for the input name "-"; nil means os.Stdin.
 	Stdin io.Reader
+	// Open, if set, opens the inputs other than "-" instead of os.Open,
+	// and says how many bytes of each to read: limit >= 0 reads at most
+	// that many (decompressed, for a compressed file), -1 all of it. A
+	// snapshot of a spate serve data directory uses it to read each
+	// segment once, only as far as its acknowledged lines. The file's
+	// compression is still detected from its first bytes.
+	Open func(name string) (f *os.File, limit int64, err error)
 	// InputDone, if set, is called on the producer goroutine once every
 	// chunk of input idx has been handed to the workers (some may still be
 	// in flight), with the input's size in bytes as read (decompressed for

@@ -39,6 +39,9 @@ type Processor struct {
 	tagRefs []tagRef
 	tagBuf  []byte
 	tags    []logstream.Tag
+	// own is the line's own top-level _stream value, when hasOwn.
+	own    []byte
+	hasOwn bool
 	// nested: some time or stream field has a dot, so nested leaves must
 	// be looked at too; otherwise only top-level keys can match.
 	nested bool
@@ -128,6 +131,20 @@ func (pr *Processor) Process(line []byte, now int64) ([]byte, int64, error) {
 	return out, sc.ts, nil
 }
 
+// Stream returns the _stream of the line Process last stored: the one it
+// wrote (with Params.StreamFields), else the line's own top-level _stream
+// value, else nil (the line is in the stream {}). It is valid until the
+// next Process.
+func (pr *Processor) Stream() []byte {
+	switch {
+	case len(pr.p.StreamFields) > 0:
+		return pr.scratch
+	case pr.hasOwn && len(pr.own) > 0:
+		return pr.own
+	}
+	return nil
+}
+
 // scanResult is what scan found in a line.
 type scanResult struct {
 	ts int64 // the line's time, or now
@@ -155,6 +172,7 @@ func (pr *Processor) scan(line []byte, now int64) (scanResult, error) {
 	emptyKey := -1
 	var timeErr error
 	pr.tagRefs, pr.tagBuf = pr.tagRefs[:0], pr.tagBuf[:0]
+	pr.hasOwn = false
 	for it.Next() {
 		if !pr.nested && it.Depth() > 0 {
 			continue // Fast path: a dotless name is never a nested key.
@@ -187,6 +205,11 @@ func (pr *Processor) scan(line []byte, now int64) (scanResult, error) {
 				timeErr = &BadLineError{Msg: fmt.Sprintf("cannot parse time field %q: %q is not RFC 3339 or a Unix timestamp", pr.timeKeys[i], v), Offset: -1}
 			}
 			break
+		}
+		if len(k) == len("_stream") && string(k) == "_stream" && it.Depth() == 0 && !pr.hasOwn {
+			// The line's own stream, kept unless StreamFields make one.
+			pr.own = append(pr.own[:0], it.Value()...)
+			pr.hasOwn = true
 		}
 		for _, f := range pr.p.StreamFields {
 			if string(k) == f {

@@ -2,8 +2,10 @@ package ingest
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -171,6 +173,32 @@ func TestProcessStreamVictoriaLogs(t *testing.T) {
 	f(`{"_msg":"g","host":"h1","service":"api","zone":"z"}`, `{host="h1",service="api"}`, "0000000700000008b1806a4354a4ec2201d6268e4991f762")
 }
 
+// TestProcessStream: Stream is the _stream a stored line carries.
+func TestProcessStream(t *testing.T) {
+	f := func(query, line, want string) {
+		t.Helper()
+		q, _ := url.ParseQuery(query)
+		p, err := ParseParams(q, http.Header{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pr := NewProcessor(p, segment.Tenant{})
+		if _, _, err := pr.Process([]byte(line), testNow); err != nil {
+			t.Fatal(err)
+		}
+		if got := pr.Stream(); string(got) != want || (want == "" && got != nil) {
+			t.Fatalf("%s %s: Stream() = %q, want %q", query, line, got, want)
+		}
+	}
+	f("", `{"a":1}`, "")
+	f("", `{"_stream":"{a=\"1\"}","a":1}`, `{a="1"}`)
+	f("", `{"x":{"_stream":"{a=\"1\"}"}}`, "")
+	f("", `{"_stream":""}`, "")
+	f("_msg_field=a", `{"_stream":"{b=\"2\"}","a":"x"}`, `{b="2"}`)
+	f("_stream_fields=a", `{"_stream":"{b=\"2\"}","a":"x"}`, `{a="x"}`)
+	f("_stream_fields=a", `{"b":"x"}`, `{}`)
+}
+
 func TestParseParams(t *testing.T) {
 	q := url.Values{"_msg_field": {"log"}, "extra_fields": {"a=1"}}
 	h := http.Header{"Vl-Msg-Field": {"message"}, "Vl-Time-Field": {"date"}, "Vl-Stream-Fields": {"app, host"}}
@@ -201,10 +229,10 @@ func TestBatchDays(t *testing.T) {
 	d1 := time.Date(2026, 1, 2, 23, 59, 59, 0, time.UTC).UnixNano()
 	d2 := time.Date(2026, 1, 3, 0, 0, 0, 0, time.UTC).UnixNano()
 	old := time.Date(1969, 12, 31, 12, 0, 0, 0, time.UTC).UnixNano()
-	b.Add([]byte("a"), d1)
-	b.Add([]byte("b"), d2)
-	b.Add([]byte("c"), d1)
-	b.Add([]byte("d"), old)
+	b.Add([]byte("a"), d1, nil)
+	b.Add([]byte("b"), d2, nil)
+	b.Add([]byte("c"), d1, nil)
+	b.Add([]byte("d"), old, nil)
 	g := b.Groups()
 	if len(g) != 3 || g[0].Day != "2026-01-02" || string(g[0].Lines) != "a\nc\n" ||
 		g[1].Day != "2026-01-03" || string(g[1].Lines) != "b\n" || g[2].Day != "1969-12-31" {
@@ -213,8 +241,20 @@ func TestBatchDays(t *testing.T) {
 	if b.Lines != 4 || b.Bytes != 8 {
 		t.Fatalf("Lines %d Bytes %d", b.Lines, b.Bytes)
 	}
+	if g[0].MinTime != d1 || g[0].MaxTime != d1 || !g[0].HasTime || fmt.Sprint(g[0].Streams) != "[{}]" {
+		t.Fatalf("summary of day 1: %+v", g[0])
+	}
+	b.Add([]byte("f"), d2-1, []byte(`{a="1"}`))
+	b.Add([]byte("g"), d2-5, []byte(`{a="1"}`))
+	b.Add([]byte("h"), d2-3, []byte(`{a="2"}`))
+	g = b.Groups()
+	streams := append([]string(nil), g[0].Streams...)
+	slices.Sort(streams)
+	if g[0].MinTime != d1 || g[0].MaxTime != d2-1 || fmt.Sprint(streams) != `[{a="1"} {a="2"} {}]` {
+		t.Fatalf("summary of day 1: %+v", g[0])
+	}
 	b.Reset()
-	b.Add([]byte("e"), d2)
+	b.Add([]byte("e"), d2, nil)
 	if g := b.Groups(); len(g) != 1 || g[0].Day != "2026-01-03" || string(g[0].Lines) != "e\n" {
 		t.Fatalf("after Reset: %+v", g)
 	}

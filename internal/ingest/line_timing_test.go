@@ -44,7 +44,7 @@ func BenchmarkProcess(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					batch.Add(out, ts)
+					batch.Add(out, ts, pr.Stream())
 				}
 			}
 		})

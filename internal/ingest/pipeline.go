@@ -348,7 +348,7 @@ func (c *chunk) process(maxLine int, now int64) {
 			c.reject(err.Error())
 			continue
 		}
-		c.batch.Add(out, ts)
+		c.batch.Add(out, ts, c.pr.Stream())
 	}
 }
 

@@ -85,7 +85,7 @@ func TestDifferentialStreams(t *testing.T) {
 		`* | filter {service="cart"} | stats count() n`,
 		`* | stats count() if ({service="auth"}) a, count() n`,
 		fmt.Sprintf(`_stream_id:%s | stats count() n`, empty),
-		fmt.Sprintf(`_stream_id:in(%s, %s) | stats by (service) count() n`, empty, streamID(logstream.Tag{"service", "auth"}, logstream.Tag{"host", "auth-01.us-east-1.internal"})),
+		fmt.Sprintf(`_stream_id:in(%s, %s) | stats by (service) count() n`, empty, streamID(logstream.Tag{Name: "service", Value: "auth"}, logstream.Tag{Name: "host", Value: "auth-01.us-east-1.internal"})),
 		`{service="auth"} | fields _time, _stream, _stream_id, service | limit 5`,
 	} {
 		pq, err := query.Parse(q, diffNow)

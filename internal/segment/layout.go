@@ -140,6 +140,10 @@ type dayDir struct {
 	dir    string
 	legacy bool
 	files  []dirFile
+	// metas are the sequence numbers with a metadata file, metaTmps the
+	// names of metadata files a crash left half-written.
+	metas    []uint64
+	metaTmps []string
 }
 
 // scanDir lists the day directories under root, by tenant then date (a
@@ -164,6 +168,12 @@ func scanDir(root *os.Root) ([]dayDir, error) {
 			}
 			if seq, k, ok := parseSegName(f.Name()); ok {
 				d.files = append(d.files, dirFile{name: f.Name(), seq: seq, kind: k})
+			} else if seq, tmp, ok := parseMetaName(f.Name()); ok {
+				if tmp {
+					d.metaTmps = append(d.metaTmps, f.Name())
+				} else {
+					d.metas = append(d.metas, seq)
+				}
 			}
 		}
 		slices.SortFunc(d.files, func(a, b dirFile) int {
@@ -329,4 +339,10 @@ func List(dir string) ([]File, error) {
 		}
 	}
 	return out, nil
+}
+
+// DetectZstd reports whether head starts with zstd's magic number, as a
+// .zst segment does.
+func DetectZstd(head []byte) bool {
+	return len(head) >= 4 && head[0] == 0x28 && head[1] == 0xb5 && head[2] == 0x2f && head[3] == 0xfd
 }

@@ -26,3 +26,24 @@ func lockDir(root *os.Root) (unlock func() error, err error) {
 	}
 	return f.Close, nil
 }
+
+// isLocked reports whether a Store holds DIR's lock now. It takes a shared
+// lock for an instant, so it never blocks, and holds nothing after it
+// returns.
+func isLocked(root *os.Root) (bool, error) {
+	f, err := root.Open(lockName)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("cannot open lock file: %w", err)
+	}
+	defer f.Close()
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB); err != nil {
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return true, nil
+		}
+		return false, fmt.Errorf("cannot test %s: %w", lockName, err)
+	}
+	return false, nil // the lock goes with f
+}

@@ -33,10 +33,14 @@ type dayBuf struct {
 	day    string
 	buf    []byte
 	// ends are the offsets in buf where each request's lines for this day
-	// end: the writer may start a new segment only at one of them.
+	// end: the writer may start a new segment only at one of them. sums
+	// are those requests' summaries, for the segment metadata.
 	ends []int
-	// marked: the request being added has lines for this day.
+	sums []groupSum
+	// marked: the request being added has lines for this day; cur sums
+	// them.
 	marked bool
+	cur    groupSum
 }
 
 // maxFreeDayBufs bounds the reusable day buffers kept by the store, and
@@ -46,8 +50,9 @@ const (
 	maxFreeDayBufCap = 2 * maxBatchBytes
 )
 
-// addLocked copies recs into b. s.mu must be held.
-func (s *Store) addLocked(b *batch, recs []Group) {
+// addLocked copies recs, of counts[i] lines each, into b. s.mu must be
+// held.
+func (s *Store) addLocked(b *batch, recs []Group, counts []int64) {
 	for i := range recs {
 		g := &recs[i]
 		if len(g.Lines) == 0 {
@@ -55,12 +60,29 @@ func (s *Store) addLocked(b *batch, recs []Group) {
 		}
 		d := s.dayLocked(b, g.Tenant, g.Day)
 		d.buf = append(d.buf, g.Lines...)
-		d.marked = true
+		gs := groupSum{lines: counts[i], minT: g.MinTime, maxT: g.MaxTime, hasTime: g.HasTime}
+		if g.Streams != nil {
+			gs.streams = append(make([]string, 0, len(g.Streams)), g.Streams...)
+		}
+		if !d.marked {
+			d.cur, d.marked = gs, true
+			continue
+		}
+		// Slow path: two groups of one tenant and day in one request.
+		var sum summary
+		sum.addGroup(&d.cur)
+		sum.addGroup(&gs)
+		m := sum.meta(0, false)
+		d.cur = groupSum{lines: m.Lines, minT: m.MinTime, maxT: m.MaxTime, hasTime: m.HasTime}
+		if m.StreamsKnown {
+			d.cur.streams = m.Streams
+		}
 	}
 	for _, d := range b.days {
 		if d.marked {
 			d.ends = append(d.ends, len(d.buf))
-			d.marked = false
+			d.sums = append(d.sums, d.cur)
+			d.marked, d.cur = false, groupSum{}
 		}
 	}
 }
@@ -94,7 +116,9 @@ func (s *Store) putDayBufLocked(d *dayBuf) {
 	d.tenant, d.day = Tenant{}, ""
 	d.buf = d.buf[:0]
 	d.ends = d.ends[:0]
-	d.marked = false
+	clear(d.sums)
+	d.sums = d.sums[:0]
+	d.marked, d.cur = false, groupSum{}
 	s.free = append(s.free, d)
 }
 

@@ -1,10 +1,12 @@
 package segment
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 )
 
 // recover brings DIR to a consistent state after a crash, kill or clean
@@ -70,6 +72,7 @@ func (s *Store) recover() (sealed []string, err error) {
 				}
 				s.c.segments.Add(1)
 				s.c.segmentBytes.Add(size)
+				s.sealMeta(d.dir, f.seq, name, size)
 				sealed = append(sealed, name)
 			case kindZstd:
 				fi, err := s.root.Stat(name)
@@ -78,6 +81,15 @@ func (s *Store) recover() (sealed []string, err error) {
 				}
 				s.c.segments.Add(1)
 				s.c.segmentBytes.Add(fi.Size())
+			}
+		}
+		// Metadata a crash left half-written, or whose segment is gone.
+		for _, name := range d.metaTmps {
+			s.root.Remove(d.dir + "/" + name)
+		}
+		for _, seq := range d.metas {
+			if !slices.ContainsFunc(d.files, func(f dirFile) bool { return f.seq == seq && f.kind != kindTmp }) {
+				s.root.Remove(d.dir + "/" + metaName(seq))
 			}
 		}
 		if changed {
@@ -146,6 +158,47 @@ func (s *Store) migrate() error {
 	}
 	s.log.Info("moved day directories under the default tenant's directory", "days", moved, "dir", s.path(tdir))
 	return nil
+}
+
+// sealMeta writes the sealed metadata of a plain segment Open found
+// (size bytes after repair). The summary of the segment's last metadata is
+// kept when that metadata covers exactly these bytes; otherwise the time
+// range and streams are unknown and the lines are counted. Failures are
+// logged: readers then read the whole segment.
+func (s *Store) sealMeta(dir string, seq uint64, name string, size int64) {
+	var sum summary
+	if m, err := readMeta(s.root, dir, seq); err == nil && m.Size == size {
+		sum = fromMeta(m)
+	} else {
+		n, err := countLines(s.root, name, size)
+		if err != nil {
+			s.log.Warn("cannot count the lines of a recovered segment", "file", s.path(name), "err", err)
+		}
+		sum = summary{lines: n, timeUnknown: true, streamsUnknown: true}
+	}
+	if err := writeMeta(s.root, dir, seq, sum.meta(size, true)); err != nil {
+		s.log.Warn("cannot write segment metadata", "file", s.path(name), "err", err)
+	}
+}
+
+// countLines counts the '\n' in the first size bytes of name.
+func countLines(root *os.Root, name string, size int64) (int64, error) {
+	f, err := root.Open(name)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	buf := make([]byte, 256<<10)
+	var n int64
+	for off := int64(0); off < size; {
+		p := buf[:min(int64(len(buf)), size-off)]
+		if _, err := f.ReadAt(p, off); err != nil {
+			return n, err
+		}
+		n += int64(bytes.Count(p, newline))
+		off += int64(len(p))
+	}
+	return n, nil
 }
 
 // repair truncates the plain segment name back to its last complete line,

@@ -135,6 +135,9 @@ type Options struct {
 	// testBeforeBatch, if set, is called by the writer before it writes each
 	// batch; tests block in it to stall the writer.
 	testBeforeBatch func()
+	// testBeforeAck, if set, is called by the writer once a batch is
+	// written (and fsynced), before it is acknowledged.
+	testBeforeAck func()
 	// testWrite, if set, replaces f.Write for segment data; tests inject
 	// short writes and errors with it.
 	testWrite func(f *os.File, p []byte) (int, error)
@@ -193,6 +196,16 @@ type Group struct {
 	// invalid JSON is written as given. A Group with empty Lines is
 	// skipped.
 	Lines []byte
+
+	// What the caller knows of the lines, for the metadata of the segment
+	// they land in (see Meta), which readers use to skip segments: when
+	// HasTime is set, MinTime and MaxTime bound their times (Unix ns);
+	// Streams lists their distinct _stream values ("{}" for lines without
+	// one), or is nil when unknown. The store keeps its own copy of the
+	// slice, not of the strings.
+	MinTime, MaxTime int64
+	HasTime          bool
+	Streams          []string
 }
 
 // Stats is a snapshot of a Store's counters. Counters ("total") start at
@@ -409,9 +422,12 @@ func (p *Pending) Done() bool {
 //   - ctx's error, if ctx is done before the request is enqueued.
 func (s *Store) Enqueue(ctx context.Context, recs []Group, wait bool) (*Pending, error) {
 	var n, lines int64
+	var countBuf [8]int64
+	counts := countBuf[:0] // lines per group
 	for i := range recs {
 		g := &recs[i]
 		if len(g.Lines) == 0 {
+			counts = append(counts, 0)
 			continue
 		}
 		if !validDay(g.Day) {
@@ -420,8 +436,10 @@ func (s *Store) Enqueue(ctx context.Context, recs []Group, wait bool) (*Pending,
 		if g.Lines[len(g.Lines)-1] != '\n' {
 			return nil, fmt.Errorf("cannot append group %d: lines do not end with a newline: %w", i, ErrInvalid)
 		}
+		c := int64(bytes.Count(g.Lines, newline))
+		counts = append(counts, c)
 		n += int64(len(g.Lines))
-		lines += int64(bytes.Count(g.Lines, newline))
+		lines += c
 	}
 	if n > s.o.MaxQueueBytes {
 		return nil, fmt.Errorf("cannot append %d bytes: the queue holds at most %d: %w", n, s.o.MaxQueueBytes, ErrTooLarge)
@@ -429,7 +447,7 @@ func (s *Store) Enqueue(ctx context.Context, recs []Group, wait bool) (*Pending,
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	res, err := s.enqueue(ctx, recs, n, lines, wait)
+	res, err := s.enqueue(ctx, recs, counts, n, lines, wait)
 	if err != nil {
 		return nil, err
 	}
@@ -438,10 +456,11 @@ func (s *Store) Enqueue(ctx context.Context, recs []Group, wait bool) (*Pending,
 
 var newline = []byte{'\n'}
 
-// enqueue copies recs (n bytes, lines lines) into the last pending batch,
+// enqueue copies recs (n bytes, lines lines, counts[i] in recs[i]) into
+// the last pending batch,
 // or a new one, and wakes the writer; with wait it first waits for room.
 // It returns the batch's result, or nil when there is nothing to write.
-func (s *Store) enqueue(ctx context.Context, recs []Group, n, lines int64, wait bool) (*result, error) {
+func (s *Store) enqueue(ctx context.Context, recs []Group, counts []int64, n, lines int64, wait bool) (*result, error) {
 	s.mu.Lock()
 	for {
 		if s.closed {
@@ -481,7 +500,7 @@ func (s *Store) enqueue(ctx context.Context, recs []Group, n, lines int64, wait 
 		b = newBatch()
 		s.pending = append(s.pending, b)
 	}
-	s.addLocked(b, recs)
+	s.addLocked(b, recs, counts)
 	b.bytes += n
 	b.lines += lines
 	b.reqs++

@@ -120,12 +120,13 @@ func readDays(t testing.TB, dir string) map[string]string {
 	return days
 }
 
-// dirNames returns the relative paths of all files under dir but the lock.
+// dirNames returns the relative paths of all files under dir but the lock
+// and segment metadata (see metaNames).
 func dirNames(t testing.TB, dir string) []string {
 	t.Helper()
 	var names []string
 	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || d.Name() == lockName {
+		if err != nil || d.IsDir() || d.Name() == lockName || strings.HasPrefix(d.Name(), ".seg-") {
 			return err
 		}
 		rel, _ := filepath.Rel(dir, p)

@@ -38,9 +38,11 @@ type segment struct {
 	size      int64
 	created   time.Time // Options.Now at creation, for MaxSegmentAge
 	lastWrite time.Time
-	dirty     bool   // written since its last fsync
-	gen       uint64 // batch in which before was recorded
-	before    int64  // size before that batch, for rollback
+	dirty     bool    // written since its last fsync
+	gen       uint64  // batch in which before was recorded
+	before    int64   // size before that batch, for rollback
+	sum       summary // of the acknowledged lines, for the metadata
+	pend      summary // of the lines of the current batch
 }
 
 func (w *writer) init(s *Store) {
@@ -131,6 +133,9 @@ func (w *writer) writeBatch(b *batch) {
 		err = w.syncTouched()
 	}
 	t2 := time.Now()
+	if s.o.testBeforeAck != nil {
+		s.o.testBeforeAck()
+	}
 
 	s.c.batches.Add(1)
 	if err != nil {
@@ -144,6 +149,18 @@ func (w *writer) writeBatch(b *batch) {
 	info := BatchInfo{Requests: b.reqs, Lines: b.lines, Bytes: b.bytes, Segments: len(w.touched), Write: t1.Sub(t0), Err: err}
 	if s.o.Sync == SyncBatch {
 		info.Sync = t2.Sub(t1)
+	}
+	if err == nil {
+		// Readers read a segment only as far as its metadata says: it
+		// takes in the batch once nothing can undo it, and before the
+		// acknowledgement, so that a client that sees its lines
+		// acknowledged can read them.
+		for _, seg := range w.touched {
+			seg.sum.merge(&seg.pend)
+			seg.pend = summary{}
+			w.writeMeta(seg, false) // a rotated one is sealed after this
+
+		}
 	}
 	if s.o.Observe != nil {
 		// Before the acknowledgement, so that a client that sees its lines
@@ -195,6 +212,9 @@ func (w *writer) writeDay(d *dayBuf, now time.Time) error {
 		if err := w.write(seg, d.buf[off:stop], now); err != nil {
 			return err
 		}
+		for k := next; k < end; k++ {
+			seg.pend.addGroup(&d.sums[k])
+		}
 		off, next = stop, end
 	}
 	return nil
@@ -205,6 +225,7 @@ func (w *writer) write(seg *segment, p []byte, now time.Time) error {
 	if seg.gen != w.gen {
 		seg.gen = w.gen
 		seg.before = seg.size
+		seg.pend = summary{}
 		w.touched = append(w.touched, seg)
 	}
 	var n int
@@ -348,6 +369,9 @@ func (w *writer) seal(seg *segment, sync, compress bool) error {
 	}
 	if seg.size == 0 {
 		// Created, then rolled back: leave no empty files behind.
+		if err := s.root.Remove(seg.dir + "/" + metaName(seg.seq)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			s.log.Warn("cannot remove the metadata of an empty segment", "file", s.path(seg.name), "err", err)
+		}
 		if err := s.root.Remove(seg.name); err != nil {
 			s.log.Warn("cannot remove empty segment", "file", s.path(seg.name), "err", err)
 			return nil
@@ -360,10 +384,21 @@ func (w *writer) seal(seg *segment, sync, compress bool) error {
 		}
 		return nil
 	}
+	// Before compression, which readers of the .zst rely on it for.
+	w.writeMeta(seg, true)
 	if compress && !s.o.NoCompress {
 		s.comp.add(seg.name)
 	}
 	return nil
+}
+
+// writeMeta records seg's metadata: its acknowledged size and what its
+// lines hold. A failure is logged; readers then read the whole segment
+// (sealed) or, for an active one, stop at its last recorded size.
+func (w *writer) writeMeta(seg *segment, sealed bool) {
+	if err := writeMeta(w.s.root, seg.dir, seg.seq, seg.sum.meta(seg.size, sealed)); err != nil {
+		w.s.log.Warn("cannot write segment metadata", "file", w.s.path(seg.name), "err", err)
+	}
 }
 
 // trim seals, between batches, the active segments older than

@@ -1,0 +1,220 @@
+package segment
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Segment metadata: each segment has a small JSON file beside it,
+// DIR/T/DAY/.seg-N.meta, that says how much of the segment is acknowledged
+// and what its lines hold, so that readers read only acknowledged lines and
+// skip segments a query rules out. It is a cache of the data: written
+// without fsync (atomically, with a rename), checked when read, and
+// rebuilt by Open for the segments it recovers. Readers that find it
+// missing or damaged read the whole segment.
+
+// MetaVersion is the version of the metadata format written.
+const MetaVersion = 1
+
+// maxMetaStreams caps the streams a segment's metadata lists; a segment
+// with more is marked as having unknown streams.
+const maxMetaStreams = 1000
+
+const (
+	extMeta = ".meta" // after the segment's base name: ".seg-N.meta"
+)
+
+// metaName returns the metadata file name of segment seq.
+func metaName(seq uint64) string {
+	return "." + segPrefix + fmt.Sprintf("%0*d", seqDigits, seq) + extMeta
+}
+
+// parseMetaName returns the segment a metadata file name (or its .tmp)
+// belongs to.
+func parseMetaName(name string) (seq uint64, tmp, ok bool) {
+	rest, found := strings.CutPrefix(name, "."+segPrefix)
+	if !found {
+		return 0, false, false
+	}
+	if r, isTmp := strings.CutSuffix(rest, extMeta+extTmp); isTmp {
+		rest, tmp = r, true
+	} else if rest, found = strings.CutSuffix(rest, extMeta); !found {
+		return 0, false, false
+	}
+	if len(rest) != seqDigits {
+		return 0, false, false
+	}
+	n, err := strconv.ParseUint(rest, 10, 64)
+	return n, tmp, err == nil
+}
+
+// Meta is a segment's metadata.
+type Meta struct {
+	Version int `json:"version"`
+	// Size is how many bytes of the segment hold acknowledged lines, all of
+	// them whole: for a sealed segment, all of it (before compression).
+	Size int64 `json:"size"`
+	// Lines is the number of lines in those bytes.
+	Lines int64 `json:"lines"`
+	// Sealed: the segment gets no more lines.
+	Sealed bool `json:"sealed"`
+	// MinTime and MaxTime bound the lines' times (Unix ns, as given in
+	// Group) when HasTime is set.
+	MinTime int64 `json:"min_time_ns"`
+	MaxTime int64 `json:"max_time_ns"`
+	HasTime bool  `json:"has_time"`
+	// Streams are the distinct _stream values of the lines ("{}" for lines
+	// without), sorted, when StreamsKnown is set.
+	Streams      []string `json:"streams,omitempty"`
+	StreamsKnown bool     `json:"streams_known"`
+}
+
+// summary accumulates what the writer knows of a segment's lines.
+type summary struct {
+	lines          int64
+	minT, maxT     int64
+	hasTime        bool
+	timeUnknown    bool
+	streams        map[string]struct{}
+	streamsUnknown bool
+}
+
+// groupSum is the summary of one request's lines for one segment.
+type groupSum struct {
+	lines      int64
+	minT, maxT int64
+	hasTime    bool
+	streams    []string // nil: unknown
+}
+
+func (s *summary) addGroup(g *groupSum) {
+	s.lines += g.lines
+	switch {
+	case !g.hasTime:
+		s.timeUnknown = true
+	case !s.hasTime:
+		s.minT, s.maxT, s.hasTime = g.minT, g.maxT, true
+	default:
+		s.minT, s.maxT = min(s.minT, g.minT), max(s.maxT, g.maxT)
+	}
+	if g.streams == nil {
+		s.streamsUnknown = true
+	}
+	if s.streamsUnknown {
+		s.streams = nil
+		return
+	}
+	if s.streams == nil {
+		s.streams = make(map[string]struct{}, len(g.streams))
+	}
+	for _, st := range g.streams {
+		s.streams[st] = struct{}{}
+	}
+	if len(s.streams) > maxMetaStreams {
+		s.streamsUnknown, s.streams = true, nil
+	}
+}
+
+// merge adds o's lines to s.
+func (s *summary) merge(o *summary) {
+	if o.lines == 0 {
+		return
+	}
+	s.lines += o.lines
+	switch {
+	case !o.hasTime || o.timeUnknown:
+		s.timeUnknown = true
+	case !s.hasTime:
+		s.minT, s.maxT, s.hasTime = o.minT, o.maxT, true
+	default:
+		s.minT, s.maxT = min(s.minT, o.minT), max(s.maxT, o.maxT)
+	}
+	if o.streamsUnknown || s.streamsUnknown {
+		s.streamsUnknown, s.streams = true, nil
+		return
+	}
+	if s.streams == nil {
+		s.streams = make(map[string]struct{}, len(o.streams))
+	}
+	for st := range o.streams {
+		s.streams[st] = struct{}{}
+	}
+	if len(s.streams) > maxMetaStreams {
+		s.streamsUnknown, s.streams = true, nil
+	}
+}
+
+// fromMeta returns the summary m describes.
+func fromMeta(m *Meta) summary {
+	s := summary{lines: m.Lines, minT: m.MinTime, maxT: m.MaxTime, hasTime: m.HasTime, timeUnknown: !m.HasTime && m.Lines > 0}
+	if m.StreamsKnown {
+		s.streams = make(map[string]struct{}, len(m.Streams))
+		for _, st := range m.Streams {
+			s.streams[st] = struct{}{}
+		}
+	} else {
+		s.streamsUnknown = true
+	}
+	return s
+}
+
+// meta returns the metadata of a segment of size bytes with these lines.
+func (s *summary) meta(size int64, sealed bool) *Meta {
+	m := &Meta{Version: MetaVersion, Size: size, Lines: s.lines, Sealed: sealed}
+	if s.hasTime && !s.timeUnknown {
+		m.MinTime, m.MaxTime, m.HasTime = s.minT, s.maxT, true
+	}
+	if !s.streamsUnknown && (s.streams != nil || s.lines == 0) {
+		m.Streams = slices.Sorted(maps.Keys(s.streams))
+		m.StreamsKnown = true
+	}
+	return m
+}
+
+// writeMeta writes dir/.seg-N.meta with a temporary file and a rename, so
+// readers see the old or the new metadata, whole. It does not fsync.
+func writeMeta(root *os.Root, dir string, seq uint64, m *Meta) error {
+	data, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	name := dir + "/" + metaName(seq)
+	tmp := name + extTmp
+	if err := root.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("cannot write segment metadata: %w", err)
+	}
+	if err := root.Rename(tmp, name); err != nil {
+		root.Remove(tmp)
+		return fmt.Errorf("cannot write segment metadata: %w", err)
+	}
+	return nil
+}
+
+// errNoMeta: a segment has no usable metadata.
+var errNoMeta = errors.New("no segment metadata")
+
+// readMeta reads dir/.seg-N.meta. It returns errNoMeta (wrapped) when the
+// file is missing, is not valid metadata of this version, or is
+// inconsistent; readers then read the whole segment.
+func readMeta(root *os.Root, dir string, seq uint64) (*Meta, error) {
+	data, err := root.ReadFile(dir + "/" + metaName(seq))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, errNoMeta
+	}
+	if err != nil {
+		return nil, err
+	}
+	var m Meta
+	if err := json.Unmarshal(data, &m); err != nil || m.Version != MetaVersion || m.Size < 0 || m.Lines < 0 ||
+		(m.HasTime && m.MinTime > m.MaxTime) {
+		return nil, fmt.Errorf("%s/%s is damaged: %w", dir, metaName(seq), errNoMeta)
+	}
+	return &m, nil
+}

@@ -1,0 +1,151 @@
+package segment
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+)
+
+// Snapshot is a view of one tenant's segments for readers, such as `spate
+// query DIR` and the query API, that may run while a Store writes the
+// directory: it lists every segment once and says how much of each to
+// read, so that a reader sees only acknowledged lines, never a line twice,
+// never a temporary file, and never fewer lines than an earlier snapshot.
+//
+// The rules (see OpenSnapshot): a segment is read up to the acknowledged
+// size its metadata records when a Store has the directory open (an active
+// segment grows past it while it is read), and up to its last complete
+// line otherwise (after a crash the metadata may lag). A plain segment
+// compressed and removed between the listing and the opening is read from
+// its .zst. A Snapshot holds the directory open (os.Root): Close it.
+type Snapshot struct {
+	root *os.Root
+	dir  string
+	// Live reports that a Store had the directory open when the snapshot
+	// was taken.
+	Live bool
+	// Files are the tenant's segments in day, then sequence order.
+	Files []SnapshotFile
+}
+
+// SnapshotFile is one segment of a Snapshot.
+type SnapshotFile struct {
+	Day        string
+	Seq        uint64
+	Path       string // relative to the directory, as listed: "0-0/2026-11-22/seg-N.ndjson[.zst]"
+	Compressed bool   // Path is a .zst
+	// Limit is how many bytes of the segment's lines (decompressed) to
+	// read; they end with a whole line. -1 means all of it (a .zst holds
+	// whole lines only).
+	Limit int64
+	// Meta is the segment's metadata, when it is known to describe exactly
+	// the bytes to read; nil otherwise (read the segment, prune nothing).
+	Meta *Meta
+}
+
+// OpenSnapshot lists the segments of tenant t under dir. It takes no lock
+// and changes nothing: it tests whether a Store holds the directory's lock,
+// lists the files (List's rules), and reads each segment's metadata (and,
+// for plain segments no Store is writing, the tail to find the last
+// complete line). A plain segment of a live store without metadata has no
+// acknowledged line yet and is left out.
+func OpenSnapshot(dir string, t Tenant) (*Snapshot, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("cannot open segment directory: %w", err)
+	}
+	s := &Snapshot{root: root, dir: dir}
+	if s.Live, err = isLocked(root); err != nil {
+		root.Close()
+		return nil, fmt.Errorf("cannot read segment directory %q: %w", dir, err)
+	}
+	files, err := List(dir)
+	if err != nil {
+		root.Close()
+		return nil, err
+	}
+	for _, f := range files {
+		if f.Tenant != t {
+			continue
+		}
+		sf, ok, err := s.file(f)
+		if err != nil {
+			root.Close()
+			return nil, fmt.Errorf("cannot read segment directory %q: %w", dir, err)
+		}
+		if ok {
+			s.Files = append(s.Files, sf)
+		}
+	}
+	return s, nil
+}
+
+// file applies the reading rules to one listed segment.
+func (s *Snapshot) file(f File) (SnapshotFile, bool, error) {
+	sf := SnapshotFile{Day: f.Day, Seq: f.Seq, Path: f.Path, Compressed: f.Compressed, Limit: -1}
+	dir := f.Path[:strings.LastIndexByte(f.Path, '/')]
+	m, err := readMeta(s.root, dir, f.Seq)
+	if err != nil && !errors.Is(err, errNoMeta) {
+		return sf, false, err
+	}
+	switch {
+	case f.Compressed:
+		if m != nil && m.Sealed {
+			sf.Limit, sf.Meta = m.Size, m
+		}
+	case s.Live:
+		if m == nil {
+			return sf, false, nil
+		}
+		sf.Limit, sf.Meta = m.Size, m
+	default:
+		end, err := s.lastLineEnd(f)
+		if err != nil {
+			return sf, false, err
+		}
+		sf.Limit = end
+		if m != nil && m.Size == end {
+			sf.Meta = m
+		}
+	}
+	return sf, true, nil
+}
+
+// lastLineEnd returns the size of a plain segment's complete lines.
+func (s *Snapshot) lastLineEnd(f File) (int64, error) {
+	fh, err := s.open(f.Path, false)
+	if err != nil {
+		return 0, err
+	}
+	defer fh.Close()
+	fi, err := fh.Stat()
+	if err != nil {
+		return 0, err
+	}
+	return lastLineEnd(fh, fi.Size())
+}
+
+// Dir returns the directory the snapshot reads.
+func (s *Snapshot) Dir() string { return s.dir }
+
+// Open opens f for reading: its plain file, or, if that was compressed and
+// removed since the listing, its .zst (the caller tells them apart by the
+// content: a .zst starts with zstd's magic number). Read at most f.Limit
+// bytes of its lines.
+func (s *Snapshot) Open(f *SnapshotFile) (*os.File, error) {
+	return s.open(f.Path, f.Compressed)
+}
+
+func (s *Snapshot) open(path string, compressed bool) (*os.File, error) {
+	fh, err := s.root.Open(path)
+	if errors.Is(err, fs.ErrNotExist) && !compressed {
+		// Compressed and removed since the listing.
+		return s.root.Open(strings.TrimSuffix(path, extPlain) + extZstd)
+	}
+	return fh, err
+}
+
+// Close releases the directory.
+func (s *Snapshot) Close() error { return s.root.Close() }

@@ -1,0 +1,223 @@
+package segment
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// readSnapshot returns what a reader following the snapshot's rules reads:
+// each file's first Limit bytes (decompressed).
+func readSnapshot(t *testing.T, s *Snapshot) string {
+	t.Helper()
+	var b strings.Builder
+	for i := range s.Files {
+		f := &s.Files[i]
+		fh, err := s.Open(f)
+		if err != nil {
+			t.Fatalf("%s: %v", f.Path, err)
+		}
+		var r io.Reader = fh
+		head := make([]byte, 4)
+		n, _ := fh.ReadAt(head, 0)
+		if DetectZstd(head[:n]) {
+			d, err := zstd.NewReader(fh)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer d.Close()
+			r = d
+		}
+		if f.Limit >= 0 {
+			r = io.LimitReader(r, f.Limit)
+		}
+		data, err := io.ReadAll(r)
+		fh.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", f.Path, err)
+		}
+		b.Write(data)
+	}
+	return b.String()
+}
+
+func takeSnapshot(t *testing.T, dir string, tn Tenant) *Snapshot {
+	t.Helper()
+	s, err := OpenSnapshot(dir, tn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// TestSnapshotLive: with a store writing, a snapshot reads exactly the
+// acknowledged lines: not a batch written but not yet acknowledged, and
+// the metadata says what they hold.
+func TestSnapshotLive(t *testing.T) {
+	dir := t.TempDir()
+	block := make(chan struct{})
+	var hold atomic.Bool
+	s := openStore(t, dir, Options{NoCompress: true, testBeforeAck: func() {
+		if hold.Load() {
+			<-block
+		}
+	}})
+	ctx := context.Background()
+	g := func(line string, ts int64, streams ...string) Group {
+		return Group{Day: "2026-11-22", Lines: []byte(line), MinTime: ts, MaxTime: ts, HasTime: true, Streams: streams}
+	}
+	if err := s.Append(ctx, []Group{g("a\nb\n", 100, "{}", `{s="x"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	hold.Store(true)
+	done := make(chan error)
+	go func() { done <- s.Append(ctx, []Group{g("c\n", 50, `{s="y"}`)}) }()
+	waitFor(t, "the batch written", func() bool { return s.Stats().SegmentBytes == 6 })
+	snap := takeSnapshot(t, dir, Tenant{})
+	if !snap.Live || len(snap.Files) != 1 {
+		t.Fatalf("snapshot %+v", snap)
+	}
+	f := snap.Files[0]
+	if f.Limit != 4 || f.Meta == nil || f.Meta.Lines != 2 || f.Meta.MinTime != 100 || fmt.Sprint(f.Meta.Streams) != `[{s="x"} {}]` || f.Meta.Sealed {
+		t.Fatalf("file %+v, meta %+v", f, f.Meta)
+	}
+	if got := readSnapshot(t, snap); got != "a\nb\n" {
+		t.Fatalf("read %q before the acknowledgement", got)
+	}
+	close(block)
+	hold.Store(false)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	snap = takeSnapshot(t, dir, Tenant{})
+	if f := snap.Files[0]; f.Limit != 6 || f.Meta.Lines != 3 || f.Meta.MinTime != 50 || f.Meta.MaxTime != 100 || len(f.Meta.Streams) != 3 {
+		t.Fatalf("after the acknowledgement: %+v %+v", f, f.Meta)
+	}
+	if got := readSnapshot(t, snap); got != "a\nb\nc\n" {
+		t.Fatalf("read %q", got)
+	}
+	// A group without a summary makes the time and streams unknown.
+	mustAppend(t, s, "2026-11-22", "d\n")
+	if m := takeSnapshot(t, dir, Tenant{}).Files[0].Meta; m.HasTime || m.StreamsKnown || m.Lines != 4 {
+		t.Fatalf("after a group without summary: %+v", m)
+	}
+	s.Close()
+	// Sealed: the whole segment, and the metadata says so.
+	snap = takeSnapshot(t, dir, Tenant{})
+	if f := snap.Files[0]; snap.Live || f.Limit != 8 || f.Meta == nil || !f.Meta.Sealed {
+		t.Fatalf("after Close: live %v %+v %+v", snap.Live, f, f.Meta)
+	}
+}
+
+// TestSnapshotRename: a plain segment compressed and removed between the
+// snapshot and the opening is read from its .zst, and its lines come once.
+func TestSnapshotRename(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir, Options{NoCompress: true})
+	mustAppend(t, s, "2026-11-22", "a\nb\n")
+	mustAppend(t, s, "2026-11-23", "c\n")
+	s.Close()
+	snap := takeSnapshot(t, dir, Tenant{})
+	if len(snap.Files) != 2 || snap.Files[0].Compressed {
+		t.Fatalf("%+v", snap.Files)
+	}
+	// A new store seals and compresses them.
+	s2 := openStore(t, dir, Options{})
+	waitFor(t, "compression", func() bool { return s2.Stats().CompressPending == 0 })
+	if _, err := os.Stat(filepath.Join(dir, snap.Files[0].Path)); !os.IsNotExist(err) {
+		t.Fatalf("the plain segment is still there: %v", err)
+	}
+	if got := readSnapshot(t, snap); got != "a\nb\nc\n" {
+		t.Fatalf("read %q", got)
+	}
+	// A new snapshot lists the .zst files, sealed metadata and all.
+	snap = takeSnapshot(t, dir, Tenant{})
+	if f := snap.Files[0]; !f.Compressed || f.Limit != 4 || f.Meta == nil || !f.Meta.Sealed {
+		t.Fatalf("%+v %+v", f, f.Meta)
+	}
+	if got := readSnapshot(t, snap); got != "a\nb\nc\n" {
+		t.Fatalf("read %q", got)
+	}
+}
+
+// TestSnapshotAfterCrash: with no store running, a plain segment is read up
+// to its last complete line, and metadata that lags behind it is not used.
+func TestSnapshotAfterCrash(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir, Options{NoCompress: true})
+	mustAppend(t, s, "2026-11-22", "a\n")
+	crash := t.TempDir()
+	if err := os.CopyFS(crash, os.DirFS(dir)); err != nil {
+		t.Fatal(err)
+	}
+	// Lines the metadata does not know of, and a torn one.
+	files, _ := List(crash)
+	p := filepath.Join(crash, files[0].Path)
+	af, _ := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+	af.WriteString("b\n{\"torn")
+	af.Close()
+	snap := takeSnapshot(t, crash, Tenant{})
+	if f := snap.Files[0]; snap.Live || f.Limit != 4 || f.Meta != nil {
+		t.Fatalf("%v %+v", snap.Live, f)
+	}
+	if got := readSnapshot(t, snap); got != "a\nb\n" {
+		t.Fatalf("read %q", got)
+	}
+	// The running store's own directory is live; other tenants are apart.
+	snap = takeSnapshot(t, dir, Tenant{})
+	if !snap.Live || len(snap.Files) != 1 || len(takeSnapshot(t, dir, Tenant{1, 2}).Files) != 0 {
+		t.Fatalf("%+v", snap)
+	}
+	// Damaged metadata counts as none.
+	writeFiles(t, crash, filepath.Join(filepath.Dir(files[0].Path), metaName(files[0].Seq)), "{not json")
+	if f := takeSnapshot(t, crash, Tenant{}).Files[0]; f.Meta != nil || f.Limit != 4 {
+		t.Fatalf("damaged metadata: %+v", f)
+	}
+}
+
+// TestRecoverMeta: Open writes sealed metadata for the segments it
+// recovers, keeping the summary when the last metadata covered the whole
+// file, and removes half-written and orphaned metadata files.
+func TestRecoverMeta(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir, Options{NoCompress: true})
+	if err := s.Append(context.Background(), []Group{{Day: "2026-11-22", Lines: []byte("a\nb\n"), MinTime: 1, MaxTime: 2, HasTime: true, Streams: []string{"{}"}}}); err != nil {
+		t.Fatal(err)
+	}
+	crash := t.TempDir()
+	os.CopyFS(crash, os.DirFS(dir))
+	os.Remove(filepath.Join(crash, lockName))
+	writeFiles(t, crash, "0-0/2026-11-22/.seg-0000000000000007.meta", "{}", "0-0/2026-11-22/.seg-0000000000000000.meta.tmp", "x")
+	s2 := openStore(t, crash, Options{NoCompress: true})
+	s2.Close()
+	snap := takeSnapshot(t, crash, Tenant{})
+	if m := snap.Files[0].Meta; m == nil || !m.Sealed || m.Lines != 2 || !m.HasTime || m.MaxTime != 2 || !m.StreamsKnown {
+		t.Fatalf("kept summary: %+v", m)
+	}
+	for _, name := range []string{".seg-0000000000000007.meta", ".seg-0000000000000000.meta.tmp"} {
+		if _, err := os.Stat(filepath.Join(crash, "0-0/2026-11-22", name)); !os.IsNotExist(err) {
+			t.Fatalf("%s left behind: %v", name, err)
+		}
+	}
+	// A segment longer than its metadata: lines counted, summary unknown.
+	crash2 := t.TempDir()
+	os.CopyFS(crash2, os.DirFS(dir))
+	os.Remove(filepath.Join(crash2, lockName))
+	files, _ := List(crash2)
+	af, _ := os.OpenFile(filepath.Join(crash2, files[0].Path), os.O_WRONLY|os.O_APPEND, 0)
+	af.WriteString("c\n")
+	af.Close()
+	s3 := openStore(t, crash2, Options{NoCompress: true})
+	s3.Close()
+	if m := takeSnapshot(t, crash2, Tenant{}).Files[0].Meta; m == nil || !m.Sealed || m.Lines != 3 || m.Size != 6 || m.HasTime || m.StreamsKnown {
+		t.Fatalf("recounted: %+v", m)
+	}
+}
