@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/spate-io/spate/internal/gen"
 	"github.com/spate-io/spate/internal/segment"
 )
 
@@ -611,28 +613,30 @@ func TestServeQueryWhileWriting(t *testing.T) {
 	count := func() int64 {
 		t.Helper()
 		code, out, stderr := runCLI(t, "query", "--format", "csv", "* | stats count() n", dir)
-		if code != ExitOK {
-			t.Fatalf("query during ingestion: exit %d: %s", code, stderr)
-		}
 		n, err := strconv.ParseInt(strings.TrimSpace(strings.TrimPrefix(string(out), "n\n")), 10, 64)
-		if err != nil {
-			t.Fatalf("query output %q: %v", out, err)
+		if code != ExitOK || err != nil {
+			t.Errorf("query during ingestion: exit %d, output %q: %s", code, out, stderr)
+			return -1
 		}
 		return n
 	}
 	var prev int64
 	queries := 0
-	for deadline := time.Now().Add(4 * time.Second); time.Now().Before(deadline); queries++ {
+	failure := ""
+	for deadline := time.Now().Add(4 * time.Second); time.Now().Before(deadline) && failure == ""; queries++ {
 		before := acked.Load()
 		n := count()
 		after := sent.Load()
 		if n < before || n > after || n < prev {
-			t.Fatalf("query %d counted %d lines: %d were acknowledged before it, %d sent by its end, %d counted before", queries, n, before, after, prev)
+			failure = fmt.Sprintf("query %d counted %d lines: %d were acknowledged before it, %d sent by its end, %d counted before", queries, n, before, after, prev)
 		}
 		prev = n
 	}
 	close(stop)
-	wg.Wait()
+	wg.Wait() // before failing: the clients report to t
+	if failure != "" {
+		t.Fatal(failure)
+	}
 	if n := count(); n != acked.Load() {
 		t.Fatalf("after ingestion: %d lines counted, %d acknowledged", n, acked.Load())
 	}
@@ -737,4 +741,61 @@ func TestQueryStorePrune(t *testing.T) {
 	if got, _ := q("* | stats count() n"); got != strconv.Itoa(len(all)) {
 		t.Fatalf("*: %s, want %d", got, len(all))
 	}
+}
+
+// TestServeBigBodyLongLine streams a 1 GiB body (512 MiB of generated
+// lines, a 2 MiB line, 512 MiB more) with PUT to a server with the default
+// limits: the long line is rejected and named by its number, every other
+// line is stored, and the server stays within 256 MiB of RSS.
+func TestServeBigBodyLongLine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("streams 1 GiB")
+	}
+	dir := t.TempDir()
+	srv := startServe(t, dir, "--no-compress")
+	pr, pw := io.Pipe()
+	var firstLines, lines int64
+	go func() {
+		ctx := context.Background()
+		st, err := gen.Write(ctx, pw, gen.Config{Seed: 1, Size: 512 << 20, Format: "ndjson"})
+		if err == nil {
+			firstLines = st.Lines
+			_, err = fmt.Fprintf(pw, `{"msg":"%s"}`+"\n", strings.Repeat("L", 2<<20))
+		}
+		if err == nil {
+			st, err = gen.Write(ctx, pw, gen.Config{Seed: 2, Size: 512 << 20, Format: "ndjson"})
+			lines = firstLines + 1 + st.Lines
+		}
+		pw.CloseWithError(err)
+	}()
+	req, _ := http.NewRequest(http.MethodPut, srv.url+"/api/v1/ingest", pr)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Accepted, Rejected, Lines int64
+		Errors                    []struct {
+			Line  int64
+			Error string
+		}
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&rep); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	hwm := vmHWM(t, srv.cmd.Process.Pid)
+	srv.stop(t, syscall.SIGTERM)
+	if resp.StatusCode != 200 || rep.Rejected != 1 || rep.Accepted != lines-1 || rep.Lines != lines || len(rep.Errors) != 1 ||
+		rep.Errors[0].Line != firstLines+1 || !strings.Contains(rep.Errors[0].Error, "more than the limit") {
+		t.Fatalf("%d %+v; want %d lines, the long one at %d", resp.StatusCode, rep, lines, firstLines+1)
+	}
+	if hwm > 256<<20 {
+		t.Fatalf("peak RSS %d MiB for a 1 GiB body, want under 256 MiB", hwm>>20)
+	}
+	code, out, stderr := runCLI(t, "query", "--format", "csv", "* | stats count() n", dir)
+	if code != ExitOK || strings.TrimSpace(string(out)) != fmt.Sprintf("n\n%d", lines-1) {
+		t.Fatalf("stored: %s %s", out, stderr)
+	}
+	t.Logf("%d lines, the long one at %d; peak RSS %d MiB", lines, firstLines+1, hwm>>20)
 }

@@ -8,26 +8,35 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/klauspost/compress/zstd"
 )
 
 // compressor compresses sealed segments one at a time on its own
-// goroutine, with one zstd encoder at the default level and concurrency 1
+// goroutine, with one zstd encoder at the fastest level and concurrency 1
 // (it must not starve the writer and the server on a small machine). For
 // each "X.ndjson" it writes "X.ndjson.zst.tmp", fsyncs it, renames it to
 // "X.ndjson.zst", fsyncs the directory and only then removes "X.ndjson"
 // (and fsyncs the directory again). A crash at any step leaves either the
 // plain segment alone, or a complete .zst beside it, which Open resolves.
+//
+// The plain segment is removed removeDelay after the rename, not at once:
+// a reader listing the directory while both happen could otherwise see
+// neither name (readdir does not see a directory change atomically), and
+// miss the segment. With the delay, a listing that takes less than it sees
+// at least one of them.
 type compressor struct {
-	root *os.Root
-	dir  string
-	log  *slog.Logger
-	c    *counters
+	root        *os.Root
+	dir         string
+	log         *slog.Logger
+	c           *counters
+	removeDelay time.Duration
 
-	mu    sync.Mutex
-	queue []string // relative paths of sealed plain segments, oldest first
-	busy  bool     // a segment is being compressed
+	mu       sync.Mutex
+	queue    []string  // relative paths of sealed plain segments, oldest first
+	busy     bool      // a segment is being compressed
+	removals []removal // compressed plain segments to remove, oldest first
 
 	wake    chan struct{} // capacity 1
 	stop    chan struct{} // closed by close
@@ -40,11 +49,22 @@ type compressor struct {
 // compressChunk is the read size; stop is checked between chunks.
 const compressChunk = 256 << 10
 
+// defaultRemoveDelay is how long a compressed plain segment stays beside
+// its .zst (see compressor).
+const defaultRemoveDelay = 10 * time.Second
+
+// removal is a compressed plain segment waiting for removal.
+type removal struct {
+	name string
+	size int64
+	at   time.Time
+}
+
 var errAbandoned = errors.New("compression abandoned by Close")
 
-func newCompressor(root *os.Root, dir string, log *slog.Logger, c *counters) *compressor {
+func newCompressor(root *os.Root, dir string, log *slog.Logger, c *counters, removeDelay time.Duration) *compressor {
 	return &compressor{
-		root: root, dir: dir, log: log, c: c,
+		root: root, dir: dir, log: log, c: c, removeDelay: removeDelay,
 		wake: make(chan struct{}, 1),
 		stop: make(chan struct{}),
 		done: make(chan struct{}),
@@ -89,12 +109,22 @@ func (c *compressor) close() {
 
 func (c *compressor) run() {
 	defer close(c.done)
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
 	for {
+		c.removeDue(time.Now())
 		c.mu.Lock()
 		if len(c.queue) == 0 || c.stopped {
+			var due <-chan time.Time
+			if len(c.removals) > 0 && !c.stopped {
+				timer.Reset(time.Until(c.removals[0].at))
+				due = timer.C
+			}
 			c.mu.Unlock()
 			select {
 			case <-c.wake:
+				continue
+			case <-due:
 				continue
 			case <-c.stop:
 				return
@@ -115,6 +145,29 @@ func (c *compressor) run() {
 		c.mu.Lock()
 		c.busy = false
 		c.mu.Unlock()
+	}
+}
+
+// removeDue removes the compressed plain segments whose delay has passed
+// (all of them if the delay is 0). A failure is logged; the next Open
+// removes the file.
+func (c *compressor) removeDue(now time.Time) {
+	c.mu.Lock()
+	var due []removal
+	for len(c.removals) > 0 && !c.removals[0].at.After(now) {
+		due = append(due, c.removals[0])
+		c.removals = c.removals[1:]
+	}
+	c.mu.Unlock()
+	for _, r := range due {
+		if err := c.root.Remove(r.name); err != nil {
+			c.log.Warn("cannot remove compressed segment; the next Open removes it", "file", filepath.Join(c.dir, r.name), "err", err)
+			continue
+		}
+		c.c.segmentBytes.Add(-r.size)
+		if err := syncDir(c.root, filepath.Dir(r.name)); err != nil {
+			c.log.Warn("cannot sync directory after removing a compressed segment", "err", err)
+		}
 	}
 }
 
@@ -196,13 +249,13 @@ func (c *compressor) compress(name string) (err error) {
 		return err
 	}
 	c.c.segmentBytes.Add(zfi.Size())
-	if err := c.root.Remove(name); err != nil {
-		// Readers and recovery prefer the .zst; the next Open removes it.
-		return fmt.Errorf("cannot remove compressed segment: %w", err)
-	}
-	c.c.segmentBytes.Add(-size)
-	if err := syncDir(c.root, day); err != nil {
-		return err
+	// Readers and recovery prefer the .zst; the plain file goes later (see
+	// compressor), or at the next Open.
+	c.mu.Lock()
+	c.removals = append(c.removals, removal{name: name, size: size, at: time.Now().Add(c.removeDelay)})
+	c.mu.Unlock()
+	if c.removeDelay == 0 {
+		c.removeDue(time.Now())
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestCompress writes plain segments, saves their bytes, reopens the
@@ -91,7 +92,7 @@ func TestCompressTornTail(t *testing.T) {
 	}
 	defer root.Close()
 	logger, logs := testLogger()
-	c := newCompressor(root, dir, logger, &counters{})
+	c := newCompressor(root, dir, logger, &counters{}, 0)
 	if err := c.compress(name); err != nil {
 		t.Fatalf("compress: %v", err)
 	}
@@ -119,12 +120,35 @@ func TestCompressAbandon(t *testing.T) {
 	}
 	defer root.Close()
 	logger, _ := testLogger()
-	c := newCompressor(root, dir, logger, &counters{})
+	c := newCompressor(root, dir, logger, &counters{}, 0)
 	close(c.stop)
 	if err := c.compress(name); !errors.Is(err, errAbandoned) {
 		t.Fatalf("compress after stop: got %v, want errAbandoned", err)
 	}
 	if got := dirNames(t, dir); !slices.Equal(got, []string{"2026-11-22/seg-0000000000000003.ndjson"}) {
 		t.Fatalf("got files %q, want the plain segment only", got)
+	}
+}
+
+// TestCompressRemoveDelay: the plain segment stays beside its .zst for the
+// removal delay, so that a listing racing the rename sees one of them;
+// readers take the .zst; Close leaves it for the next Open.
+func TestCompressRemoveDelay(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir, Options{testRemoveDelay: 300 * time.Millisecond})
+	mustAppend(t, s, "2026-11-22", "a\n")
+	s.Close() // the next Open seals and compresses the segment
+	s2 := openStore(t, dir, Options{testRemoveDelay: 300 * time.Millisecond})
+	waitFor(t, "compression", func() bool { return s2.Stats().CompressPending == 0 })
+	names := dirNames(t, dir)
+	if !slices.Equal(names, []string{"0-0/2026-11-22/seg-0000000000000000.ndjson", "0-0/2026-11-22/seg-0000000000000000.ndjson.zst"}) {
+		t.Fatalf("right after compression: %q", names)
+	}
+	if files, _ := List(dir); len(files) != 1 || !files[0].Compressed {
+		t.Fatalf("List: %+v", files)
+	}
+	waitFor(t, "the plain segment removed", func() bool { return len(dirNames(t, dir)) == 1 })
+	if st := s2.Stats(); st.Segments != 1 {
+		t.Fatalf("stats: %+v", st)
 	}
 }

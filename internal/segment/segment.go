@@ -135,6 +135,9 @@ type Options struct {
 	// testBeforeBatch, if set, is called by the writer before it writes each
 	// batch; tests block in it to stall the writer.
 	testBeforeBatch func()
+	// testRemoveDelay, if not zero, replaces defaultRemoveDelay; negative
+	// means none.
+	testRemoveDelay time.Duration
 	// testBeforeAck, if set, is called by the writer once a batch is
 	// written (and fsynced), before it is acknowledged.
 	testBeforeAck func()
@@ -306,7 +309,11 @@ func Open(dir string, o Options) (*Store, error) {
 		writerDone: make(chan struct{}),
 		room:       make(chan struct{}),
 	}
-	s.comp = newCompressor(root, dir, s.log, &s.c)
+	removeDelay := defaultRemoveDelay
+	if o.testRemoveDelay != 0 {
+		removeDelay = max(o.testRemoveDelay, 0)
+	}
+	s.comp = newCompressor(root, dir, s.log, &s.c, removeDelay)
 	s.w.init(s)
 	sealed, err := s.recover()
 	if err != nil {

@@ -50,6 +50,9 @@ func openStore(t testing.TB, dir string, o Options) *Store {
 	if o.Logger == nil {
 		o.Logger, _ = testLogger()
 	}
+	if o.testRemoveDelay == 0 {
+		o.testRemoveDelay = -1 // plain segments go as soon as compressed
+	}
 	s, err := Open(dir, o)
 	if err != nil {
 		t.Fatalf("Open(%q): %v", dir, err)

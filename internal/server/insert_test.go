@@ -182,6 +182,10 @@ func TestIngestBadRequests(t *testing.T) {
 	f("encoding", 415, "Content-Encoding", []byte(`{"a":1}`+"\n"), h("Content-Encoding", "br")...)
 	f("truncated gzip", 400, "cannot decompress gzip", gz([]byte(`{"a":1}` + "\n"))[:12], h("Content-Encoding", "gzip")...)
 	f("not gzip", 400, "cannot decompress gzip", []byte(`{"a":1}`+"\n"), h("Content-Encoding", "gzip")...)
+	zenc, _ := zstd.NewWriter(nil)
+	zbody := zenc.EncodeAll([]byte(`{"a":1}`+"\n"), nil)
+	f("truncated zstd", 400, "cannot decompress zstd", zbody[:len(zbody)-3], h("Content-Encoding", "zstd")...)
+	f("not zstd", 400, "cannot decompress zstd", []byte(`{"a":1}`+"\n"), h("Content-Encoding", "zstd")...)
 	f("gzip bomb", 413, "larger than --max-request-size", junkBomb, h("Content-Encoding", "gzip")...)
 	f("big body", 413, "more than --max-request-size", bytes.Repeat([]byte(`{"a":1}`+"\n"), 2<<20/8), h()...)
 	f("bad tenant", 400, "header AccountID", []byte(`{"a":1}`+"\n"), h("AccountID", "x")...)
@@ -204,6 +208,45 @@ func TestIngestBadRequests(t *testing.T) {
 	}
 	if got := storedLines(t, s); len(got) != 1 || !strings.Contains(got[0], `"ok":1`) {
 		t.Fatalf("stored %q, want only the good request", got)
+	}
+}
+
+// TestIngestTruncatedCompressed: a compressed body cut short keeps the
+// complete lines it decoded, from the first, and the answer says how many.
+func TestIngestTruncatedCompressed(t *testing.T) {
+	s, ts := newTestServer(t, Config{})
+	zenc, _ := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest))
+	accepted := map[string]int64{}
+	for _, enc := range []string{"gzip", "zstd"} {
+		body := genLines(enc, 0, 20000)
+		data := gz(body)
+		if enc == "zstd" {
+			data = zenc.EncodeAll(body, nil)
+		}
+		r := post(t, ts.URL+"/insert/jsonline", data[:len(data)*2/3], "Content-Encoding", enc)
+		if r.code != 400 || !strings.Contains(r.rep.Error, "cannot decompress "+enc) || r.rep.Accepted == 0 ||
+			r.rep.Accepted >= 20000 || r.rep.Lines != r.rep.Accepted || !strings.Contains(r.rep.Error, fmt.Sprintf("the first %d lines", r.rep.Lines)) {
+			t.Fatalf("%s: %d %+v", enc, r.code, r.rep)
+		}
+		accepted[enc] = r.rep.Accepted
+	}
+	seen := map[string]int{}
+	for _, l := range storedLines(t, s) {
+		var v struct{ ID string }
+		if err := json.Unmarshal([]byte(l), &v); err != nil {
+			t.Fatal(err)
+		}
+		seen[v.ID]++
+	}
+	for enc, n := range accepted {
+		for i := range n {
+			if id := fmt.Sprintf("%s-%d", enc, i); seen[id] != 1 {
+				t.Fatalf("%s: line %s stored %d times", enc, id, seen[id])
+			}
+		}
+	}
+	if len(seen) != int(accepted["gzip"]+accepted["zstd"]) {
+		t.Fatalf("stored %d lines, answered %v", len(seen), accepted)
 	}
 }
 
