@@ -132,9 +132,10 @@ func (c *ingestClient) send(lines int) error {
 	return nil
 }
 
-// readStored returns how often each id occurs in dir, failing on any line
-// that is not a complete JSON object.
-func readStored(t *testing.T, dir string) map[string]int {
+// forEachStored calls fn with every line stored in the data directory dir,
+// decompressing sealed segments, and fails on a segment that ends in a
+// partial line.
+func forEachStored(t *testing.T, dir string, fn func(path string, line []byte)) {
 	t.Helper()
 	files, err := segment.List(dir)
 	if err != nil {
@@ -142,7 +143,6 @@ func readStored(t *testing.T, dir string) map[string]int {
 	}
 	dec, _ := zstd.NewReader(nil)
 	defer dec.Close()
-	seen := map[string]int{}
 	for _, f := range files {
 		data, err := os.ReadFile(filepath.Join(dir, f.Path))
 		if err != nil {
@@ -157,15 +157,25 @@ func readStored(t *testing.T, dir string) map[string]int {
 			t.Fatalf("%s ends in a partial line: %q", f.Path, data[max(0, len(data)-80):])
 		}
 		for line := range bytes.Lines(data) {
-			var v struct {
-				ID string `json:"id"`
-			}
-			if err := json.Unmarshal(line, &v); err != nil || v.ID == "" {
-				t.Fatalf("%s: bad stored line %q: %v", f.Path, line, err)
-			}
-			seen[v.ID]++
+			fn(f.Path, line)
 		}
 	}
+}
+
+// readStored returns how often each id occurs in dir, failing on any line
+// that is not a complete JSON object.
+func readStored(t *testing.T, dir string) map[string]int {
+	t.Helper()
+	seen := map[string]int{}
+	forEachStored(t, dir, func(path string, line []byte) {
+		var v struct {
+			ID string `json:"id"`
+		}
+		if err := json.Unmarshal(line, &v); err != nil || v.ID == "" {
+			t.Fatalf("%s: bad stored line %q: %v", path, line, err)
+		}
+		seen[v.ID]++
+	})
 	return seen
 }
 
@@ -384,32 +394,15 @@ func TestServeOverload(t *testing.T) {
 // countByRequest counts the stored lines of each request id ("r").
 func countByRequest(t *testing.T, dir string) map[string]int {
 	t.Helper()
-	files, err := segment.List(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dec, _ := zstd.NewReader(nil)
-	defer dec.Close()
 	counts := map[string]int{}
-	for _, f := range files {
-		data, err := os.ReadFile(filepath.Join(dir, f.Path))
-		if err != nil {
-			t.Fatal(err)
+	forEachStored(t, dir, func(path string, line []byte) {
+		_, rest, ok := bytes.Cut(line, []byte(`"r":"`))
+		id, _, ok2 := bytes.Cut(rest, []byte(`"`))
+		if !ok || !ok2 {
+			t.Fatalf("%s: stored line without a request id: %q", path, line)
 		}
-		if f.Compressed {
-			if data, err = dec.DecodeAll(data, nil); err != nil {
-				t.Fatalf("%s: %v", f.Path, err)
-			}
-		}
-		for line := range bytes.Lines(data) {
-			_, rest, ok := bytes.Cut(line, []byte(`"r":"`))
-			id, _, ok2 := bytes.Cut(rest, []byte(`"`))
-			if !ok || !ok2 {
-				t.Fatalf("%s: stored line without a request id: %q", f.Path, line)
-			}
-			counts[string(id)]++
-		}
-	}
+		counts[string(id)]++
+	})
 	return counts
 }
 

@@ -97,7 +97,7 @@ func (s *scanner) produceSeq(idx int, in *input, st Strategy, r io.Reader) (int6
 		n := copy(buf, carry)
 		firstNL := -1 // index of the first '\n' in buf[:n]
 		for {
-			m, err := fill(r, buf[n:])
+			m, err := Fill(r, buf[n:])
 			if firstNL < 0 {
 				if i := bytes.IndexByte(buf[n:n+m], '\n'); i >= 0 {
 					firstNL = n + i
@@ -178,7 +178,7 @@ func skipSeqLine(r io.Reader, buf []byte, n int, err error) (skipped, length int
 	skipped = int64(n)
 	for err == nil {
 		var m int
-		m, err = fill(r, buf)
+		m, err = Fill(r, buf)
 		if i := bytes.IndexByte(buf[:m], '\n'); i >= 0 {
 			skipped += int64(i + 1)
 			return skipped, skipped - 1, copy(buf, buf[i+1:m]), err
@@ -215,10 +215,10 @@ func seqReadError(in *input, off int64, err error) error {
 	return fmt.Errorf("cannot read %q at offset %d: %w", in.name, off, err)
 }
 
-// fill reads into p until it is full or r fails. Unlike io.ReadFull it
+// Fill reads into p until it is full or r fails. Unlike io.ReadFull it
 // returns io.EOF only for a clean end of r, so that a truncated compressed
 // stream's io.ErrUnexpectedEOF stays an error.
-func fill(r io.Reader, p []byte) (int, error) {
+func Fill(r io.Reader, p []byte) (int, error) {
 	n, empty := 0, 0
 	for n < len(p) {
 		m, err := r.Read(p[n:])

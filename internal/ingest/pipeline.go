@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/spate-io/spate/internal/bytesutil"
+	"github.com/spate-io/spate/internal/fileread"
 	"github.com/spate-io/spate/internal/segment"
 )
 
@@ -452,7 +453,8 @@ func (r *run) read() {
 		n := copy(buf, r.carry)
 		r.carry = r.carry[:0]
 		n0 := n
-		n, err := fill(r.req.Body, buf[:r.readLimit(len(buf), n)], n)
+		m, err := fileread.Fill(r.req.Body, buf[n:r.readLimit(len(buf), n)])
+		n += m
 		if err == nil && len(buf) < size {
 			// Slow path: the body is larger than its hint. Nothing else is
 			// in flight yet, so waiting for memory here is safe.
@@ -463,7 +465,8 @@ func (r *run) read() {
 			big := p.getBuf()
 			copy(*big, buf[:n])
 			bp, buf = big, *big
-			n, err = fill(r.req.Body, buf[:r.readLimit(len(buf), n0)], n)
+			m, err = fileread.Fill(r.req.Body, buf[n:r.readLimit(len(buf), n0)])
+			n += m
 		}
 		r.res.BodyBytes += int64(n - n0)
 		if m := r.req.MaxBytes; m > 0 && r.res.BodyBytes > m {
@@ -557,27 +560,6 @@ func (r *run) grow() error {
 	r.held += need
 	return nil
 }
-
-// fill reads from src into buf[n:] until buf is full, src ends (io.EOF) or
-// fails; it returns the bytes in buf.
-func fill(src io.Reader, buf []byte, n int) (int, error) {
-	zero := 0
-	for n < len(buf) {
-		m, err := src.Read(buf[n:])
-		n += m
-		if err != nil {
-			return n, err
-		}
-		if m == 0 {
-			if zero++; zero > 100 {
-				return n, errNoProgress
-			}
-		}
-	}
-	return n, nil
-}
-
-var errNoProgress = errors.New("the body reader returned no data 100 times in a row")
 
 // skipLine passes over a line longer than a chunk, of which n bytes were
 // read, without keeping it: it reads to the next '\n' (keeping what

@@ -443,18 +443,30 @@ func TestCloseDrains(t *testing.T) {
 	}
 }
 
+// stalledStore opens a store with a queue of maxQueue bytes whose writer
+// blocks before its first batch until release is called; later batches
+// run at once.
+func stalledStore(t *testing.T, maxQueue int64) (s *Store, release func()) {
+	t.Helper()
+	ch := make(chan struct{})
+	var stall atomic.Bool
+	stall.Store(true)
+	s = openStore(t, t.TempDir(), Options{MaxQueueBytes: maxQueue, testBeforeBatch: func() {
+		if stall.Load() {
+			<-ch
+		}
+	}})
+	return s, func() {
+		stall.Store(false)
+		close(ch)
+	}
+}
+
 // TestBackpressure stalls the writer and fills the queue: Append must fail
 // at once with ErrQueueFull, without allocating, and the queue must never
 // hold more than MaxQueueBytes.
 func TestBackpressure(t *testing.T) {
-	release := make(chan struct{})
-	var stall atomic.Bool
-	stall.Store(true)
-	s := openStore(t, t.TempDir(), Options{MaxQueueBytes: 1000, testBeforeBatch: func() {
-		if stall.Load() {
-			<-release
-		}
-	}})
+	s, release := stalledStore(t, 1000)
 	line := strings.Repeat("x", 399) + "\n"
 	// Two requests fit; the writer takes the first batch and blocks.
 	errs := make(chan error, 2)
@@ -490,8 +502,7 @@ func TestBackpressure(t *testing.T) {
 	go func() { small <- s.Append(context.Background(), groups("2026-11-23", "s\n")) }()
 	waitFor(t, "the small request", func() bool { return s.Stats().QueueRequests == 3 })
 
-	stall.Store(false)
-	close(release)
+	release()
 	for range 2 {
 		if err := <-errs; err != nil {
 			t.Fatalf("queued Append: %v", err)
@@ -512,14 +523,7 @@ func TestBackpressure(t *testing.T) {
 // while someone waits (no starvation), a cancelled wait takes nothing, and
 // Close wakes the waiters with ErrClosed.
 func TestEnqueueWait(t *testing.T) {
-	release := make(chan struct{})
-	var stall atomic.Bool
-	stall.Store(true)
-	s := openStore(t, t.TempDir(), Options{MaxQueueBytes: 1000, testBeforeBatch: func() {
-		if stall.Load() {
-			<-release
-		}
-	}})
+	s, release := stalledStore(t, 1000)
 	ctx := context.Background()
 	line := strings.Repeat("x", 399) + "\n"
 	first, err := s.Enqueue(ctx, groups("2026-11-22", line), false)
@@ -555,8 +559,7 @@ func TestEnqueueWait(t *testing.T) {
 	if _, err := s.Enqueue(ctx, groups("2026-11-22", "y\n"), false); err != ErrQueueFull {
 		t.Fatalf("Enqueue without wait beside a waiter: %v", err)
 	}
-	stall.Store(false)
-	close(release)
+	release()
 	if err := <-waited; err != nil {
 		t.Fatalf("waiting Enqueue: %v", err)
 	}
