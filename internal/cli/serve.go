@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -31,6 +32,7 @@ type serveOpts struct {
 	segmentSize   sizeFlag
 	segmentAge    time.Duration
 	noCompress    bool
+	compressDelay time.Duration
 	tokenFile     string
 	readTimeout   time.Duration
 	logFormat     string
@@ -126,6 +128,7 @@ Examples:
 	fl.Var(&o.segmentSize, "segment-size", "seal a segment and start a new one at this size")
 	fl.DurationVar(&o.segmentAge, "segment-age", segment.DefaultMaxSegmentAge, "seal a segment this long after it was started")
 	fl.BoolVar(&o.noCompress, "no-compress", false, "leave sealed segments as plain .ndjson (default: compress them with zstd)")
+	fl.DurationVar(&o.compressDelay, "compress-delay", segment.DefaultCompressDelay, "how long a sealed segment stays plain before it is compressed, so that bursts of ingestion have the disk to themselves (0: at once)")
 	fl.StringVar(&o.tokenFile, "auth-token-file", "", "file of bearer tokens, one per line; ingest requests must send one (Authorization: Bearer TOKEN)")
 	fl.DurationVar(&o.readTimeout, "read-timeout", time.Minute, "longest time a client may send nothing while its body is read (408, keeping its complete lines)")
 	fl.StringVar(&o.logFormat, "log-format", "text", "log format on stderr: text or json")
@@ -172,6 +175,7 @@ func runServe(ctx context.Context, o *serveOpts, stderr io.Writer) error {
 			MaxSegmentAge:   o.segmentAge,
 			MaxQueueBytes:   int64(o.maxQueue),
 			NoCompress:      o.noCompress,
+			CompressDelay:   cmp.Or(o.compressDelay, -1),
 			SlowWrite:       o.slowWrite,
 		},
 		Ingest: ingest.Config{

@@ -569,7 +569,7 @@ func TestServeTenants(t *testing.T) {
 // must be exact.
 func TestServeQueryWhileWriting(t *testing.T) {
 	dir := t.TempDir()
-	srv := startServe(t, dir, "--segment-size", "1MiB", "--segment-age", "300ms")
+	srv := startServe(t, dir, "--segment-size", "1MiB", "--segment-age", "300ms", "--compress-delay", "0")
 	var acked, sent atomic.Int64
 	stop := make(chan struct{})
 	var wg sync.WaitGroup

@@ -14,8 +14,9 @@ import (
 )
 
 // compressor compresses sealed segments one at a time on its own
-// goroutine, with one zstd encoder at the fastest level and concurrency 1
-// (it must not starve the writer and the server on a small machine). For
+// goroutine, on a thread of lower CPU priority (see lowerPriority), with
+// one zstd encoder at the fastest level and concurrency 1: it must not
+// starve the writer and the server on a small machine. For
 // each "X.ndjson" it writes "X.ndjson.zst.tmp", fsyncs it, renames it to
 // "X.ndjson.zst", fsyncs the directory and only then removes "X.ndjson"
 // (and fsyncs the directory again). A crash at any step leaves either the
@@ -27,16 +28,18 @@ import (
 // miss the segment. With the delay, a listing that takes less than it sees
 // at least one of them.
 type compressor struct {
-	root        *os.Root
-	dir         string
-	log         *slog.Logger
-	c           *counters
-	removeDelay time.Duration
+	root *os.Root
+	dir  string
+	log  *slog.Logger
+	c    *counters
+	// compressDelay: a sealed segment is compressed this long after it is
+	// queued; removeDelay: its plain file is removed this long after.
+	compressDelay, removeDelay time.Duration
 
 	mu       sync.Mutex
-	queue    []string  // relative paths of sealed plain segments, oldest first
-	busy     bool      // a segment is being compressed
-	removals []removal // compressed plain segments to remove, oldest first
+	queue    []pendingSeg // sealed plain segments to compress, oldest first
+	busy     bool         // a segment is being compressed
+	removals []removal    // compressed plain segments to remove, oldest first
 
 	wake    chan struct{} // capacity 1
 	stop    chan struct{} // closed by close
@@ -53,6 +56,12 @@ const compressChunk = 256 << 10
 // its .zst (see compressor).
 const defaultRemoveDelay = 10 * time.Second
 
+// pendingSeg is a sealed plain segment waiting for compression.
+type pendingSeg struct {
+	name string
+	at   time.Time // not before
+}
+
 // removal is a compressed plain segment waiting for removal.
 type removal struct {
 	name string
@@ -62,9 +71,9 @@ type removal struct {
 
 var errAbandoned = errors.New("compression abandoned by Close")
 
-func newCompressor(root *os.Root, dir string, log *slog.Logger, c *counters, removeDelay time.Duration) *compressor {
+func newCompressor(root *os.Root, dir string, log *slog.Logger, c *counters, compressDelay, removeDelay time.Duration) *compressor {
 	return &compressor{
-		root: root, dir: dir, log: log, c: c, removeDelay: removeDelay,
+		root: root, dir: dir, log: log, c: c, compressDelay: compressDelay, removeDelay: removeDelay,
 		wake: make(chan struct{}, 1),
 		stop: make(chan struct{}),
 		done: make(chan struct{}),
@@ -76,7 +85,7 @@ func newCompressor(root *os.Root, dir string, log *slog.Logger, c *counters, rem
 func (c *compressor) add(name string) {
 	c.mu.Lock()
 	if !c.stopped {
-		c.queue = append(c.queue, name)
+		c.queue = append(c.queue, pendingSeg{name: name, at: time.Now().Add(c.compressDelay)})
 	}
 	c.mu.Unlock()
 	select {
@@ -109,28 +118,37 @@ func (c *compressor) close() {
 
 func (c *compressor) run() {
 	defer close(c.done)
+	lowerPriority()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
-		c.removeDue(time.Now())
+		now := time.Now()
+		c.removeDue(now)
 		c.mu.Lock()
-		if len(c.queue) == 0 || c.stopped {
+		if c.stopped || len(c.queue) == 0 || c.queue[0].at.After(now) {
+			// Wait for work, or for the next compression or removal due.
+			var next time.Time
+			if !c.stopped && len(c.queue) > 0 {
+				next = c.queue[0].at
+			}
+			if !c.stopped && len(c.removals) > 0 && (next.IsZero() || c.removals[0].at.Before(next)) {
+				next = c.removals[0].at
+			}
 			var due <-chan time.Time
-			if len(c.removals) > 0 && !c.stopped {
-				timer.Reset(time.Until(c.removals[0].at))
+			if !next.IsZero() {
+				timer.Reset(time.Until(next))
 				due = timer.C
 			}
 			c.mu.Unlock()
 			select {
 			case <-c.wake:
-				continue
 			case <-due:
-				continue
 			case <-c.stop:
 				return
 			}
+			continue
 		}
-		name := c.queue[0]
+		name := c.queue[0].name
 		c.queue = c.queue[1:]
 		c.busy = true
 		c.mu.Unlock()

@@ -29,12 +29,15 @@
 // and seals the least recently written ones when more than four days of a
 // tenant, or more than 256 segments in all, are active. One request's
 // lines for one day always land in a single segment. Sealed segments are
-// compressed in the background unless Options.NoCompress.
+// compressed in the background, Options.CompressDelay after sealing,
+// unless Options.NoCompress; the plain file stays beside its .zst for 10 s.
 //
 // Readers: when both seg-N.ndjson and seg-N.ndjson.zst exist, read only the
 // .zst (the plain file is about to be removed); skip *.tmp; if a listed
 // .ndjson has vanished, read its .zst; drop a last line without '\n' (the
-// active segment may be mid-write). List applies these rules.
+// active segment may be mid-write). List applies these rules; Snapshot
+// also reads each segment only as far as its metadata says is
+// acknowledged (see Meta).
 //
 // # Durability
 //
@@ -103,8 +106,10 @@
 // when it rotates), in SyncBatch one fsync per touched segment (typically
 // 0.1–10 ms, the dominant cost; batching amortises it), one Observe call.
 // Per new segment outside SyncNever: one directory fsync (two for a new
-// day). Queue memory is at most
-// about 2 × MaxQueueBytes (buffers grow by doubling) plus four reusable
-// day buffers of at most 16 MiB each. Compression runs on one goroutine
-// with one zstd encoder (default level), reading 256 KiB at a time.
+// day). After each batch, one in-place write of each touched segment's
+// metadata (no fsync). Queue memory is at most about 2 × MaxQueueBytes
+// (buffers grow by doubling) plus four reusable day buffers of at most
+// 16 MiB each. Compression runs on one goroutine, on a thread of lower CPU
+// priority, with one zstd encoder (fastest level), reading 256 KiB at a
+// time.
 package segment

@@ -1,24 +1,31 @@
 package segment
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io/fs"
 	"maps"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
-// Segment metadata: each segment has a small JSON file beside it,
+// Segment metadata: each segment has a small file beside it,
 // DIR/T/DAY/.seg-N.meta, that says how much of the segment is acknowledged
 // and what its lines hold, so that readers read only acknowledged lines and
-// skip segments a query rules out. It is a cache of the data: written
-// without fsync (atomically, with a rename), checked when read, and
-// rebuilt by Open for the segments it recovers. Readers that find it
-// missing or damaged read the whole segment.
+// skip segments a query rules out. It is a line of JSON and a line with its
+// CRC-32 ("crc32=1a2b3c4d"). The writer rewrites it in place after every
+// batch, without fsync: a rename per batch made every fsync of the data
+// commit directory changes too, and cost a third of the ingest rate of one
+// client (2.2-2.5 s against 2.7-3.6 s for a 1 GiB body). A reader that
+// reads it while it is rewritten sees a bad checksum and reads it again. It
+// is a cache of the data: Open rebuilds it for the segments it recovers,
+// and readers that find it missing or damaged read the whole segment.
 
 // MetaVersion is the version of the metadata format written.
 const MetaVersion = 1
@@ -178,43 +185,108 @@ func (s *summary) meta(size int64, sealed bool) *Meta {
 	return m
 }
 
-// writeMeta writes dir/.seg-N.meta with a temporary file and a rename, so
-// readers see the old or the new metadata, whole. It does not fsync.
+// encodeMeta returns the file content of m: its JSON, a newline, and
+// "crc32=" with the CRC-32 (IEEE) of the JSON in 8 hex digits, a newline.
+func encodeMeta(dst []byte, m *Meta) []byte {
+	data, _ := json.Marshal(m) // a Meta always marshals
+	dst = append(dst, data...)
+	dst = append(dst, "\ncrc32="...)
+	dst = fmt.Appendf(dst, "%08x", crc32.ChecksumIEEE(data))
+	return append(dst, '\n')
+}
+
+// decodeMeta parses what encodeMeta wrote; errNoMeta (wrapped) for
+// anything else.
+func decodeMeta(data []byte) (*Meta, error) {
+	body, sum, ok := bytes.Cut(data, []byte("\ncrc32="))
+	want, err := strconv.ParseUint(strings.TrimSuffix(string(sum), "\n"), 16, 32)
+	if !ok || err != nil || len(sum) != 9 || uint32(want) != crc32.ChecksumIEEE(body) {
+		return nil, fmt.Errorf("bad checksum: %w", errNoMeta)
+	}
+	var m Meta
+	if err := json.Unmarshal(body, &m); err != nil || m.Version != MetaVersion || m.Size < 0 || m.Lines < 0 ||
+		(m.HasTime && m.MinTime > m.MaxTime) {
+		return nil, fmt.Errorf("not segment metadata: %w", errNoMeta)
+	}
+	return &m, nil
+}
+
+// metaFile is a segment's metadata file, kept open by the writer while the
+// segment is active and rewritten in place.
+type metaFile struct {
+	f   *os.File
+	buf []byte
+	n   int // length of the content written last
+}
+
+// write replaces the file's content with m's, in place.
+func (mf *metaFile) write(m *Meta) error {
+	mf.buf = encodeMeta(mf.buf[:0], m)
+	if _, err := mf.f.WriteAt(mf.buf, 0); err != nil {
+		return fmt.Errorf("cannot write segment metadata: %w", err)
+	}
+	if len(mf.buf) < mf.n {
+		if err := mf.f.Truncate(int64(len(mf.buf))); err != nil {
+			return fmt.Errorf("cannot write segment metadata: %w", err)
+		}
+	}
+	mf.n = len(mf.buf)
+	return nil
+}
+
+// openMetaFile opens (creating it if needed) dir/.seg-N.meta for writing.
+func openMetaFile(root *os.Root, dir string, seq uint64) (*metaFile, error) {
+	f, err := root.OpenFile(dir+"/"+metaName(seq), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("cannot open segment metadata: %w", err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cannot open segment metadata: %w", err)
+	}
+	return &metaFile{f: f, n: int(fi.Size())}, nil
+}
+
+// writeMeta writes dir/.seg-N.meta once, in place.
 func writeMeta(root *os.Root, dir string, seq uint64, m *Meta) error {
-	data, err := json.Marshal(m)
+	mf, err := openMetaFile(root, dir, seq)
 	if err != nil {
 		return err
 	}
-	name := dir + "/" + metaName(seq)
-	tmp := name + extTmp
-	if err := root.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
-		return fmt.Errorf("cannot write segment metadata: %w", err)
+	err = mf.write(m)
+	if cerr := mf.f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("cannot write segment metadata: %w", cerr)
 	}
-	if err := root.Rename(tmp, name); err != nil {
-		root.Remove(tmp)
-		return fmt.Errorf("cannot write segment metadata: %w", err)
-	}
-	return nil
+	return err
 }
 
 // errNoMeta: a segment has no usable metadata.
 var errNoMeta = errors.New("no segment metadata")
 
+// metaReadTries is how often readMeta reads a file whose checksum fails,
+// which happens when it races a rewrite.
+const metaReadTries = 5
+
 // readMeta reads dir/.seg-N.meta. It returns errNoMeta (wrapped) when the
-// file is missing, is not valid metadata of this version, or is
-// inconsistent; readers then read the whole segment.
+// file is missing, or is not valid metadata of this version after
+// metaReadTries reads; readers then read the whole segment.
 func readMeta(root *os.Root, dir string, seq uint64) (*Meta, error) {
-	data, err := root.ReadFile(dir + "/" + metaName(seq))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, errNoMeta
+	var err error
+	for try := range metaReadTries {
+		var data []byte
+		data, err = root.ReadFile(dir + "/" + metaName(seq))
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, errNoMeta
+		}
+		if err != nil {
+			return nil, err
+		}
+		var m *Meta
+		if m, err = decodeMeta(data); err == nil {
+			return m, nil
+		}
+		time.Sleep(time.Duration(try+1) * 100 * time.Microsecond)
 	}
-	if err != nil {
-		return nil, err
-	}
-	var m Meta
-	if err := json.Unmarshal(data, &m); err != nil || m.Version != MetaVersion || m.Size < 0 || m.Lines < 0 ||
-		(m.HasTime && m.MinTime > m.MaxTime) {
-		return nil, fmt.Errorf("%s/%s is damaged: %w", dir, metaName(seq), errNoMeta)
-	}
-	return &m, nil
+	return nil, fmt.Errorf("%s/%s is damaged: %w", dir, metaName(seq), err)
 }

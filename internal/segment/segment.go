@@ -77,6 +77,10 @@ const (
 	DefaultMaxSegmentBytes = 128 << 20
 	DefaultMaxSegmentAge   = time.Hour
 	DefaultMaxQueueBytes   = 64 << 20
+	// DefaultCompressDelay: a burst of ingestion (a 1 GiB upload takes
+	// about 2.5 s here) has the disk to itself, since compression writes
+	// and fsyncs too; under steady load compression runs this far behind.
+	DefaultCompressDelay = 5 * time.Second
 )
 
 // maxBatchBytes caps one batch (one write per day, one fsync per segment)
@@ -116,6 +120,10 @@ type Options struct {
 	// NoCompress leaves sealed segments as plain .ndjson instead of
 	// compressing them with zstd in the background.
 	NoCompress bool
+	// CompressDelay is how long a sealed segment stays plain before it is
+	// compressed, so that a burst of writes has the disk to itself;
+	// default 5s, and a negative value compresses at once.
+	CompressDelay time.Duration
 	// Logger receives recovery actions, write errors and compression
 	// events; nil means slog.Default().
 	Logger *slog.Logger
@@ -309,11 +317,15 @@ func Open(dir string, o Options) (*Store, error) {
 		writerDone: make(chan struct{}),
 		room:       make(chan struct{}),
 	}
-	removeDelay := defaultRemoveDelay
+	compressDelay, removeDelay := o.CompressDelay, defaultRemoveDelay
+	if compressDelay == 0 {
+		compressDelay = DefaultCompressDelay
+	}
+	compressDelay = max(compressDelay, 0)
 	if o.testRemoveDelay != 0 {
 		removeDelay = max(o.testRemoveDelay, 0)
 	}
-	s.comp = newCompressor(root, dir, s.log, &s.c, removeDelay)
+	s.comp = newCompressor(root, dir, s.log, &s.c, compressDelay, removeDelay)
 	s.w.init(s)
 	sealed, err := s.recover()
 	if err != nil {

@@ -53,6 +53,9 @@ func openStore(t testing.TB, dir string, o Options) *Store {
 	if o.testRemoveDelay == 0 {
 		o.testRemoveDelay = -1 // plain segments go as soon as compressed
 	}
+	if o.CompressDelay == 0 {
+		o.CompressDelay = -1 // sealed segments are compressed at once
+	}
 	s, err := Open(dir, o)
 	if err != nil {
 		t.Fatalf("Open(%q): %v", dir, err)

@@ -1,7 +1,9 @@
 package segment
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -219,5 +221,41 @@ func TestRecoverMeta(t *testing.T) {
 	s3.Close()
 	if m := takeSnapshot(t, crash2, Tenant{}).Files[0].Meta; m == nil || !m.Sealed || m.Lines != 3 || m.Size != 6 || m.HasTime || m.StreamsKnown {
 		t.Fatalf("recounted: %+v", m)
+	}
+}
+
+// TestMetaEncoding: metadata round-trips; a torn or altered file fails its
+// checksum; a rewrite in place that gets shorter leaves no tail.
+func TestMetaEncoding(t *testing.T) {
+	m := &Meta{Version: MetaVersion, Size: 1234, Lines: 10, Sealed: true, MinTime: -5, MaxTime: 7, HasTime: true, Streams: []string{`{a="b\n"}`, "{}"}, StreamsKnown: true}
+	data := encodeMeta(nil, m)
+	got, err := decodeMeta(data)
+	if err != nil || fmt.Sprint(*got) != fmt.Sprint(*m) {
+		t.Fatalf("decodeMeta(encodeMeta) = %+v, %v", got, err)
+	}
+	for _, bad := range [][]byte{data[:len(data)/2], data[:len(data)-1], append(append([]byte(nil), data...), 'x'),
+		bytes.Replace(data, []byte("1234"), []byte("1235"), 1), []byte(`{"version":1}`), nil} {
+		if _, err := decodeMeta(bad); err == nil {
+			t.Fatalf("decodeMeta(%q) accepted", bad)
+		}
+	}
+	root, err := os.OpenRoot(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	root.Mkdir("d", 0o755)
+	if err := writeMeta(root, "d", 3, m); err != nil {
+		t.Fatal(err)
+	}
+	short := &Meta{Version: MetaVersion, Size: 1}
+	if err := writeMeta(root, "d", 3, short); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := readMeta(root, "d", 3); err != nil || got.Size != 1 || got.Streams != nil {
+		t.Fatalf("after a shorter rewrite: %+v, %v", got, err)
+	}
+	if _, err := readMeta(root, "d", 4); !errors.Is(err, errNoMeta) {
+		t.Fatalf("missing metadata: %v", err)
 	}
 }

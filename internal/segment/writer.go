@@ -38,11 +38,12 @@ type segment struct {
 	size      int64
 	created   time.Time // Options.Now at creation, for MaxSegmentAge
 	lastWrite time.Time
-	dirty     bool    // written since its last fsync
-	gen       uint64  // batch in which before was recorded
-	before    int64   // size before that batch, for rollback
-	sum       summary // of the acknowledged lines, for the metadata
-	pend      summary // of the lines of the current batch
+	dirty     bool      // written since its last fsync
+	gen       uint64    // batch in which before was recorded
+	before    int64     // size before that batch, for rollback
+	sum       summary   // of the acknowledged lines, for the metadata
+	pend      summary   // of the lines of the current batch
+	meta      *metaFile // open once the first batch is acknowledged
 }
 
 func (w *writer) init(s *Store) {
@@ -363,12 +364,22 @@ func (w *writer) seal(seg *segment, sync, compress bool) error {
 		err = fmt.Errorf("cannot close segment %s: %w", seg.name, cerr)
 	}
 	if err != nil {
+		if seg.meta != nil {
+			// Its last metadata stands: readers stop at its acknowledged
+			// size; the next Open seals it.
+			seg.meta.f.Close()
+			seg.meta = nil
+		}
 		s.c.writeErrors.Add(1)
 		s.log.Error("cannot seal segment", "file", s.path(seg.name), "err", err)
 		return err
 	}
 	if seg.size == 0 {
 		// Created, then rolled back: leave no empty files behind.
+		if seg.meta != nil {
+			seg.meta.f.Close()
+			seg.meta = nil
+		}
 		if err := s.root.Remove(seg.dir + "/" + metaName(seg.seq)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			s.log.Warn("cannot remove the metadata of an empty segment", "file", s.path(seg.name), "err", err)
 		}
@@ -393,10 +404,24 @@ func (w *writer) seal(seg *segment, sync, compress bool) error {
 }
 
 // writeMeta records seg's metadata: its acknowledged size and what its
-// lines hold. A failure is logged; readers then read the whole segment
-// (sealed) or, for an active one, stop at its last recorded size.
+// lines hold, in its metadata file, which stays open while seg is active
+// (sealed closes it). A failure is logged; readers then read the whole
+// segment (sealed) or, for an active one, stop at its last recorded size.
 func (w *writer) writeMeta(seg *segment, sealed bool) {
-	if err := writeMeta(w.s.root, seg.dir, seg.seq, seg.sum.meta(seg.size, sealed)); err != nil {
+	var err error
+	if seg.meta == nil {
+		seg.meta, err = openMetaFile(w.s.root, seg.dir, seg.seq)
+	}
+	if err == nil {
+		err = seg.meta.write(seg.sum.meta(seg.size, sealed))
+	}
+	if sealed && seg.meta != nil {
+		if cerr := seg.meta.f.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("cannot close segment metadata: %w", cerr)
+		}
+		seg.meta = nil
+	}
+	if err != nil {
 		w.s.log.Warn("cannot write segment metadata", "file", w.s.path(seg.name), "err", err)
 	}
 }
