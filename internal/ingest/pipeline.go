@@ -160,7 +160,7 @@ type Pipeline struct {
 	mem  *semaphore.Weighted
 	used atomic.Int64 // bytes reserved in mem, for metrics
 
-	bufs sync.Pool // *[]byte of len cfg.ChunkBytes
+	bufs [bufClasses]sync.Pool // *[]byte of len classLen(i); see getBuf
 }
 
 // NewPipeline starts cfg.Workers validation goroutines. Close stops them.
@@ -242,7 +242,9 @@ type Ticket struct {
 func (p *Pipeline) Admit(size int64) (t *Ticket, ok bool) {
 	n := 2 * int64(p.cfg.ChunkBytes)
 	if size >= 0 && size < int64(p.cfg.ChunkBytes) {
-		n = 2 * (size + 1)
+		// A small body: the buffer class that holds it (and one byte more,
+		// to see its end).
+		n = 2 * int64(p.classLen(p.class(int(size)+1)))
 	}
 	if !p.mem.TryAcquire(n) {
 		return nil, false
@@ -440,15 +442,9 @@ func (r *run) read() {
 		if r.stopped {
 			return
 		}
-		var bp *[]byte
-		if first && r.held < 2*int64(size) {
-			// A small body (Admit's size hint): a buffer of its size, so
-			// that memory matches what was reserved.
-			b := make([]byte, r.held/2)
-			bp = &b
-		} else {
-			bp = p.getBuf()
-		}
+		// A small body (Admit's size hint) gets a buffer of the class it
+		// reserved, so that memory matches the reservation.
+		bp := p.getBuf(int(min(r.held/2, int64(size))))
 		buf := *bp
 		n := copy(buf, r.carry)
 		r.carry = r.carry[:0]
@@ -462,8 +458,9 @@ func (r *run) read() {
 				r.end(err)
 				return
 			}
-			big := p.getBuf()
+			big := p.getBuf(size)
 			copy(*big, buf[:n])
+			p.putBuf(bp)
 			bp, buf = big, *big
 			m, err = fileread.Fill(r.req.Body, buf[n:r.readLimit(len(buf), n0)])
 			n += m
@@ -491,9 +488,7 @@ func (r *run) read() {
 			i := bytesutil.LastIndexByte(buf[:n], '\n')
 			if i < 0 {
 				// Slow path: a line longer than the buffer.
-				if len(buf) == size {
-					p.putBuf(bp)
-				}
+				p.putBuf(bp)
 				if err := r.skipLine(n); err != nil {
 					r.end(err)
 					return
@@ -504,13 +499,8 @@ func (r *run) read() {
 			r.carry = append(r.carry, buf[i+1:n]...)
 		}
 		if len(data) == 0 {
-			if len(buf) == size {
-				p.putBuf(bp)
-			}
+			p.putBuf(bp)
 		} else {
-			if len(buf) < size {
-				bp = nil // not pooled
-			}
 			c := &chunk{buf: bp, data: data, held: r.held, pr: r.processor(), batch: getBatch(), done: make(chan struct{})}
 			c.batch.Tenant = r.req.Tenant
 			r.held = 0
@@ -566,7 +556,7 @@ func (r *run) grow() error {
 // follows as the next chunk's start) and queues the rejection in order.
 func (r *run) skipLine(n int) error {
 	p := r.p
-	bp := p.getBuf()
+	bp := p.getBuf(p.cfg.ChunkBytes)
 	defer p.putBuf(bp)
 	buf := *bp
 	skipped := int64(n)
@@ -763,15 +753,38 @@ func (r *run) processor() *Processor {
 	return NewProcessor(r.req.Params, r.req.Tenant)
 }
 
-func (p *Pipeline) getBuf() *[]byte {
-	if bp, ok := p.bufs.Get().(*[]byte); ok {
+// bufClasses is the number of buffer sizes: ChunkBytes, and quarters of
+// it down to ChunkBytes/256, for small bodies.
+const bufClasses = 5
+
+// classLen returns the length of buffers of class i.
+func (p *Pipeline) classLen(i int) int { return p.cfg.ChunkBytes >> (2 * i) }
+
+// class returns the class of the smallest buffers that hold n bytes.
+func (p *Pipeline) class(n int) int {
+	i := 0
+	for i+1 < bufClasses && p.classLen(i+1) >= n {
+		i++
+	}
+	return i
+}
+
+// getBuf returns a pooled buffer of the smallest class that holds n bytes
+// (n <= ChunkBytes); putBuf takes it back.
+func (p *Pipeline) getBuf(n int) *[]byte {
+	i := p.class(n)
+	if bp, ok := p.bufs[i].Get().(*[]byte); ok {
 		return bp
 	}
-	b := make([]byte, p.cfg.ChunkBytes)
+	b := make([]byte, p.classLen(i))
 	return &b
 }
 
-func (p *Pipeline) putBuf(bp *[]byte) { p.bufs.Put(bp) }
+func (p *Pipeline) putBuf(bp *[]byte) {
+	if i := p.class(len(*bp)); p.classLen(i) == len(*bp) {
+		p.bufs[i].Put(bp)
+	}
+}
 
 // batchPool holds Batches between chunks; see getBatch and putBatch.
 var batchPool sync.Pool
