@@ -394,7 +394,7 @@ func TestAdmitAndWait(t *testing.T) {
 		_ = c
 	}
 	a.Release()
-	a.Release() // twice is harmless
+	a.Release()                                                  // twice is harmless
 	if c, ok := p.Admit(10); !ok || p.MemoryUsed() != 200+2*25 { // the 25-byte class holds 11
 		t.Fatalf("small body: ok %v, memory %d", ok, p.MemoryUsed())
 	} else {
