@@ -394,8 +394,9 @@ func TestAdmitAndWait(t *testing.T) {
 		_ = c
 	}
 	a.Release()
-	a.Release()                                                  // twice is harmless
-	if c, ok := p.Admit(10); !ok || p.MemoryUsed() != 200+2*25 { // the 25-byte class holds 11
+	a.Release() // twice is harmless
+	// A body of 10 bytes reserves the buffer class that holds 11: 25 bytes.
+	if c, ok := p.Admit(10); !ok || p.MemoryUsed() != 200+2*25 {
 		t.Fatalf("small body: ok %v, memory %d", ok, p.MemoryUsed())
 	} else {
 		c.Release()
