@@ -65,10 +65,7 @@ func AppendCanonical(dst []byte, tags []Tag) []byte {
 	return dst
 }
 
-// IDLen is the length of a _stream_id: 48 hex digits.
-const IDLen = 48
-
-// AppendID appends the _stream_id of a stream of the tenant
+// AppendID appends the _stream_id (48 hex digits) of a stream of the tenant
 // (accountID, projectID) whose canonical tags are canonical (see
 // AppendCanonical): 16 hex digits of accountID<<32|projectID, then the
 // 128-bit hash of the tags: xxhash64 of canonical, and xxhash64 of

@@ -33,10 +33,6 @@ func NewPruner(q *Query) (*Pruner, error) {
 	return p, nil
 }
 
-// TimeRange returns the range [min, max] (Unix ns) every matching log's
-// _time is in, if the filter has one.
-func (p *Pruner) TimeRange() (lo, hi int64, ok bool) { return p.minTime, p.maxTime, p.hasTime }
-
 // SkipTimes reports whether no log with a time in [lo, hi] can match.
 func (p *Pruner) SkipTimes(lo, hi int64) bool {
 	return p.hasTime && (hi < p.minTime || lo > p.maxTime)

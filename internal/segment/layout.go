@@ -340,9 +340,3 @@ func List(dir string) ([]File, error) {
 	}
 	return out, nil
 }
-
-// DetectZstd reports whether head starts with zstd's magic number, as a
-// .zst segment does.
-func DetectZstd(head []byte) bool {
-	return len(head) >= 4 && head[0] == 0x28 && head[1] == 0xb5 && head[2] == 0x2f && head[3] == 0xfd
-}

@@ -22,7 +22,6 @@ import (
 // its .zst. A Snapshot holds the directory open (os.Root): Close it.
 type Snapshot struct {
 	root *os.Root
-	dir  string
 	// Live reports that a Store had the directory open when the snapshot
 	// was taken.
 	Live bool
@@ -56,7 +55,7 @@ func OpenSnapshot(dir string, t Tenant) (*Snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot open segment directory: %w", err)
 	}
-	s := &Snapshot{root: root, dir: dir}
+	s := &Snapshot{root: root}
 	if s.Live, err = isLocked(root); err != nil {
 		root.Close()
 		return nil, fmt.Errorf("cannot read segment directory %q: %w", dir, err)
@@ -126,9 +125,6 @@ func (s *Snapshot) lastLineEnd(f File) (int64, error) {
 	}
 	return lastLineEnd(fh, fi.Size())
 }
-
-// Dir returns the directory the snapshot reads.
-func (s *Snapshot) Dir() string { return s.dir }
 
 // Open opens f for reading: its plain file, or, if that was compressed and
 // removed since the listing, its .zst (the caller tells them apart by the
