@@ -1,7 +1,13 @@
-// Package ingest validates NDJSON log lines for storage: the
-// VictoriaLogs-compatible ingestion parameters, the per-line check and
-// rewrite, and the grouping of a request's lines by day. It does no I/O;
-// internal/server reads requests and internal/segment stores the result.
+// Package ingest turns a body of NDJSON log lines into acknowledged,
+// stored lines, whatever protocol brought it: the Pipeline (pipeline.go)
+// reads any io.Reader in chunks cut at line ends, checks them on all cores
+// with a Processor (line.go: the VictoriaLogs-compatible ingestion
+// parameters of params.go, the per-line check and rewrite, _stream and
+// _stream_id), groups each chunk's lines by day with their summary
+// (batch.go), and hands them in order to a Sink (a segment.Store, or later
+// Kafka), waiting for their acknowledgement. It opens no files and no
+// sockets: internal/server decodes HTTP requests and internal/segment
+// stores the lines.
 package ingest
 
 import (
