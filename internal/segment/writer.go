@@ -160,7 +160,6 @@ func (w *writer) writeBatch(b *batch) {
 			seg.sum.merge(&seg.pend)
 			seg.pend = summary{}
 			w.writeMeta(seg, false) // a rotated one is sealed after this
-
 		}
 	}
 	if s.o.Observe != nil {
