@@ -152,3 +152,25 @@ func TestCompressRemoveDelay(t *testing.T) {
 		t.Fatalf("stats: %+v", st)
 	}
 }
+
+// TestCompressDelay: a sealed segment stays plain for Options.CompressDelay
+// before it is compressed.
+func TestCompressDelay(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir, Options{})
+	mustAppend(t, s, "2026-11-22", "a\n")
+	s.Close()
+	start := time.Now()
+	s2 := openStore(t, dir, Options{CompressDelay: 400 * time.Millisecond})
+	time.Sleep(200 * time.Millisecond)
+	if st := s2.Stats(); st.CompressPending != 1 {
+		t.Fatalf("compressed before its delay: %+v", st)
+	}
+	if files, _ := List(dir); len(files) != 1 || files[0].Compressed {
+		t.Fatalf("before the delay: %+v", files)
+	}
+	waitFor(t, "compression", func() bool { files, _ := List(dir); return len(files) == 1 && files[0].Compressed })
+	if d := time.Since(start); d < 400*time.Millisecond {
+		t.Fatalf("compressed after %v, before the 400 ms delay", d)
+	}
+}
