@@ -76,11 +76,11 @@ the good lines around them are kept.
 Answers: 200 the whole body was read, its good lines stored; 400 empty or
 all lines bad, a body that does not decompress or a bad parameter; 401 no
 or wrong token; 405 not POST or PUT; 408 the client sent nothing for
---read-timeout; 413 body over --max-request-size; 415 unsupported
-Content-Type or Content-Encoding; 429 + Retry-After when the write queue or
-the in-flight memory is full, decided before the body is read (nothing
-stored: retry; the rest of the body is read and discarded so that the
-client sees the answer); 503 shutting down.
+--read-timeout; 413 body over --max-request-size (off by default); 415
+unsupported Content-Type or Content-Encoding; 429 + Retry-After when the
+write queue or the in-flight memory is full, decided before the body is
+read (nothing stored: retry; the rest of the body is read and discarded so
+that the client sees the answer); 503 shutting down.
 
 What a request cut short leaves stored: a body is stored chunk by chunk, so
 a client that disconnects or stalls midway, or a body that passes
@@ -92,15 +92,17 @@ Lines are stored as received. A line without a time field (_time, ts, time,
 timestamp, @timestamp, or _time_field) gets "_time" (the ingestion time) as
 its first field; so does one whose time field is "", null, "0", 0 or "-",
 as in VictoriaLogs. Ingestion parameters other than _time_field=_time
-rebuild the line flat, as VictoriaLogs stores it. The AccountID and
-ProjectID headers (default 0) select a tenant. Files:
-DIR/ACCOUNT-PROJECT/YYYY-MM-DD/seg-N.ndjson, by tenant and the lines' UTC
-day, rotated by --segment-size and --segment-age; sealed segments are
-compressed to .ndjson.zst in the background. spate query reads DIR
-directly (tenant 0:0, or --tenant). After a
-crash the torn tail of a segment is cut back to its last complete line.
-SIGINT/SIGTERM: stop taking requests, finish those in flight, write and
-fsync the queue, exit.
+rebuild the line flat, as VictoriaLogs stores it; _stream_fields adds
+_stream and _stream_id, computed as VictoriaLogs does, for stream filters
+({app="x"}). The AccountID and ProjectID headers (default 0) select a
+tenant. Files: DIR/ACCOUNT-PROJECT/YYYY-MM-DD/seg-N.ndjson, by tenant and
+the lines' UTC day, rotated by --segment-size and --segment-age, each with
+a small .seg-N.meta (acknowledged size, time range, streams); sealed
+segments are compressed to .ndjson.zst in the background after
+--compress-delay. spate query reads DIR directly, also while it is written
+(tenant 0:0, or --tenant). After a crash the torn tail of a segment is cut
+back to its last complete line. SIGINT/SIGTERM: stop taking requests,
+finish those in flight, write and fsync the queue, exit.
 
 Examples:
   spate serve --data /var/lib/spate
