@@ -140,10 +140,8 @@ type dayDir struct {
 	dir    string
 	legacy bool
 	files  []dirFile
-	// metas are the sequence numbers with a metadata file, metaTmps the
-	// names of metadata files a crash left half-written.
-	metas    []uint64
-	metaTmps []string
+	// metas are the sequence numbers with a metadata file.
+	metas []uint64
 }
 
 // scanDir lists the day directories under root, by tenant then date (a
@@ -168,12 +166,8 @@ func scanDir(root *os.Root) ([]dayDir, error) {
 			}
 			if seq, k, ok := parseSegName(f.Name()); ok {
 				d.files = append(d.files, dirFile{name: f.Name(), seq: seq, kind: k})
-			} else if seq, tmp, ok := parseMetaName(f.Name()); ok {
-				if tmp {
-					d.metaTmps = append(d.metaTmps, f.Name())
-				} else {
-					d.metas = append(d.metas, seq)
-				}
+			} else if seq, ok := parseMetaName(f.Name()); ok {
+				d.metas = append(d.metas, seq)
 			}
 		}
 		slices.SortFunc(d.files, func(a, b dirFile) int {

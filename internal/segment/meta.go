@@ -43,23 +43,15 @@ func metaName(seq uint64) string {
 	return "." + segPrefix + fmt.Sprintf("%0*d", seqDigits, seq) + extMeta
 }
 
-// parseMetaName returns the segment a metadata file name (or its .tmp)
-// belongs to.
-func parseMetaName(name string) (seq uint64, tmp, ok bool) {
-	rest, found := strings.CutPrefix(name, "."+segPrefix)
-	if !found {
-		return 0, false, false
+// parseMetaName returns the segment a metadata file name belongs to.
+func parseMetaName(name string) (seq uint64, ok bool) {
+	digits, found := strings.CutPrefix(name, "."+segPrefix)
+	digits, found2 := strings.CutSuffix(digits, extMeta)
+	if !found || !found2 || len(digits) != seqDigits {
+		return 0, false
 	}
-	if r, isTmp := strings.CutSuffix(rest, extMeta+extTmp); isTmp {
-		rest, tmp = r, true
-	} else if rest, found = strings.CutSuffix(rest, extMeta); !found {
-		return 0, false, false
-	}
-	if len(rest) != seqDigits {
-		return 0, false, false
-	}
-	n, err := strconv.ParseUint(rest, 10, 64)
-	return n, tmp, err == nil
+	n, err := strconv.ParseUint(digits, 10, 64)
+	return n, err == nil
 }
 
 // Meta is a segment's metadata.

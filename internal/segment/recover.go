@@ -83,10 +83,7 @@ func (s *Store) recover() (sealed []string, err error) {
 				s.c.segmentBytes.Add(fi.Size())
 			}
 		}
-		// Metadata a crash left half-written, or whose segment is gone.
-		for _, name := range d.metaTmps {
-			s.root.Remove(d.dir + "/" + name)
-		}
+		// Metadata whose segment is gone.
 		for _, seq := range d.metas {
 			if !slices.ContainsFunc(d.files, func(f dirFile) bool { return f.seq == seq && f.kind != kindTmp }) {
 				s.root.Remove(d.dir + "/" + metaName(seq))
