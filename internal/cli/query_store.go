@@ -76,12 +76,15 @@ func (s *storeInputs) skip(f *segment.SnapshotFile) bool {
 	}
 	m := f.Meta
 	if s.pruneTime {
-		day, err := time.Parse(segment.DayLayout, f.Day)
-		lo, hi := day.UnixNano(), day.Add(24*time.Hour).UnixNano()-1
-		if m != nil && m.HasTime {
+		// The metadata's time range, or else the whole day.
+		var lo, hi int64
+		known := m != nil && m.HasTime
+		if known {
 			lo, hi = m.MinTime, m.MaxTime
+		} else if day, err := time.Parse(segment.DayLayout, f.Day); err == nil {
+			lo, hi, known = day.UnixNano(), day.Add(24*time.Hour).UnixNano()-1, true
 		}
-		if (err == nil || m != nil && m.HasTime) && s.pruner.SkipTimes(lo, hi) {
+		if known && s.pruner.SkipTimes(lo, hi) {
 			return true
 		}
 	}

@@ -303,6 +303,11 @@ func List(dir string) ([]File, error) {
 		return nil, fmt.Errorf("cannot open segment directory: %w", err)
 	}
 	defer root.Close()
+	return list(root, dir)
+}
+
+// list is List on an open root; dir names it in errors.
+func list(root *os.Root, dir string) ([]File, error) {
 	days, err := scanDir(root)
 	if err != nil {
 		return nil, fmt.Errorf("cannot list segments in %q: %w", dir, err)

@@ -60,7 +60,7 @@ func OpenSnapshot(dir string, t Tenant) (*Snapshot, error) {
 		root.Close()
 		return nil, fmt.Errorf("cannot read segment directory %q: %w", dir, err)
 	}
-	files, err := List(dir)
+	files, err := list(root, dir)
 	if err != nil {
 		root.Close()
 		return nil, err
