@@ -23,6 +23,7 @@ import (
 	"github.com/spate-io/spate/internal/output"
 	"github.com/spate-io/spate/internal/query"
 	"github.com/spate-io/spate/internal/segment"
+	"github.com/spate-io/spate/internal/storescan"
 )
 
 // queryOptions are the flags of `spate query`.
@@ -217,16 +218,16 @@ func runQuery(ctx context.Context, opts queryOptions, text string, args []string
 	if err != nil {
 		return usagef("invalid --tenant: %v", err)
 	}
-	store, err := newStoreInputs(tenant, q, opts.timeField == "")
+	store, err := storescan.New(tenant, q, opts.timeField == "")
 	if err != nil {
 		return err
 	}
-	defer store.close()
+	defer store.Close()
 	inputs, total, err := expandInputs(args, store)
 	if err != nil {
 		return err
 	}
-	if opts.tenant != "" && len(store.snaps) == 0 {
+	if opts.tenant != "" && store.Snapshots() == 0 {
 		return usagef("--tenant reads spate serve data directories, and no input is one")
 	}
 
@@ -252,7 +253,7 @@ func runQuery(ctx context.Context, opts queryOptions, text string, args []string
 		SkipLongLines: true,
 		MmapWindow:    queryMmapWindow,
 		Stdin:         opts.stdin,
-		Open:          store.open,
+		Open:          store.Open,
 	}
 	var stopProgress func()
 	if opts.progress {
@@ -291,9 +292,9 @@ func runQuery(ctx context.Context, opts queryOptions, text string, args []string
 	}
 	if opts.stats {
 		printQueryStats(stderr, st)
-		if len(store.snaps) > 0 {
+		if store.Snapshots() > 0 {
 			fmt.Fprintf(stderr, "spate: read %d of the %d segments of tenant %s in %d data directories; the metadata of %d puts them outside the query's time range or streams\n",
-				store.listed-store.skipped, store.listed, tenant, len(store.snaps), store.skipped)
+				store.Listed-store.Skipped, store.Listed, tenant, store.Snapshots(), store.Skipped)
 		}
 	}
 	return err
@@ -351,11 +352,11 @@ func printQueryStats(w io.Writer, st query.Stats) {
 
 // expandInputs turns the arguments into input names: spate serve data
 // directories give the segments of store's tenant that the query may need
-// (see storeInputs), other directories are walked (regular files, in name
+// (see storescan.Inputs), other directories are walked (regular files, in name
 // order, hidden ones left out), globs are expanded, "-" stays. No argument
 // means stdin. It also returns the total size of the inputs (0 if unknown,
 // as for stdin).
-func expandInputs(args []string, store *storeInputs) ([]string, int64, error) {
+func expandInputs(args []string, store *storescan.Inputs) ([]string, int64, error) {
 	if len(args) == 0 {
 		return []string{"-"}, 0, nil
 	}
@@ -368,7 +369,7 @@ func expandInputs(args []string, store *storeInputs) ([]string, int64, error) {
 	}
 	addDir := func(dir string) error {
 		if segment.IsStoreDir(dir) {
-			return store.add(dir, add)
+			return store.Add(dir, add)
 		}
 		_, err := walkDir(dir, add)
 		return err

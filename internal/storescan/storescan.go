@@ -1,4 +1,8 @@
-package cli
+// Package storescan picks the segments of spate serve data directories that a
+// query reads: a snapshot of each directory (segment.OpenSnapshot), so that a
+// query run during ingestion reads each acknowledged line once and nothing
+// else, minus the segments whose metadata rules them out for the query.
+package storescan
 
 import (
 	"os"
@@ -9,11 +13,10 @@ import (
 	"github.com/spate-io/spate/internal/segment"
 )
 
-// storeInputs are the segments spate query reads from spate serve data
-// directories: a snapshot of each (segment.OpenSnapshot), so that a query
-// run during ingestion reads each acknowledged line once and nothing else,
-// minus the segments whose metadata rules them out for the query.
-type storeInputs struct {
+// Inputs are the segments one query reads from one or more data directories.
+// Its methods are not safe for concurrent use, except Open, which the read
+// layer calls from its workers once Add is done.
+type Inputs struct {
 	tenant segment.Tenant
 	pruner *query.Pruner
 	// pruneTime: segments may be skipped by time, because the query reads
@@ -21,8 +24,9 @@ type storeInputs struct {
 	pruneTime bool
 	snaps     []*segment.Snapshot
 	files     map[string]storeFile // by input name
-	listed    int                  // segments in the snapshots
-	skipped   int                  // of them, ruled out by their metadata
+	// Listed counts the segments in the snapshots, Skipped those of them
+	// ruled out by their metadata.
+	Listed, Skipped int
 }
 
 type storeFile struct {
@@ -30,17 +34,22 @@ type storeFile struct {
 	f    *segment.SnapshotFile
 }
 
-func newStoreInputs(tenant segment.Tenant, q *query.Query, pruneTime bool) (*storeInputs, error) {
+// New returns the inputs of q in tenant's segments. pruneTime says segments
+// may be skipped by time: the query reads the time from the fields ingestion
+// took it from (spate query without --time-field; always over HTTP).
+func New(tenant segment.Tenant, q *query.Query, pruneTime bool) (*Inputs, error) {
 	p, err := query.NewPruner(q)
 	if err != nil {
 		return nil, err
 	}
-	return &storeInputs{tenant: tenant, pruner: p, pruneTime: pruneTime, files: map[string]storeFile{}}, nil
+	return &Inputs{tenant: tenant, pruner: p, pruneTime: pruneTime, files: map[string]storeFile{}}, nil
 }
 
-// add takes a snapshot of the data directory dir and adds the segments
-// the query may need, in day and sequence order.
-func (s *storeInputs) add(dir string, add func(name string, size int64)) error {
+// Add takes a snapshot of the data directory dir and calls add with each
+// segment the query may need, in day and sequence order: its input name and
+// size (the acknowledged bytes; for a compressed segment, the size of the
+// .zst file).
+func (s *Inputs) Add(dir string, add func(name string, size int64)) error {
 	snap, err := segment.OpenSnapshot(dir, s.tenant)
 	if err != nil {
 		return err
@@ -48,9 +57,9 @@ func (s *storeInputs) add(dir string, add func(name string, size int64)) error {
 	s.snaps = append(s.snaps, snap)
 	for i := range snap.Files {
 		f := &snap.Files[i]
-		s.listed++
+		s.Listed++
 		if s.skip(f) {
-			s.skipped++
+			s.Skipped++
 			continue
 		}
 		name := filepath.Join(dir, filepath.FromSlash(f.Path))
@@ -70,7 +79,7 @@ func (s *storeInputs) add(dir string, add func(name string, size int64)) error {
 // acknowledged yet, or the segment's metadata (or, lacking it, its day)
 // puts every line outside the query's time range, or in streams the query
 // rules out.
-func (s *storeInputs) skip(f *segment.SnapshotFile) bool {
+func (s *Inputs) skip(f *segment.SnapshotFile) bool {
 	if f.Limit == 0 {
 		return true
 	}
@@ -99,10 +108,10 @@ func (s *storeInputs) skip(f *segment.SnapshotFile) bool {
 	return false
 }
 
-// open is fileread.Config.Open: store segments are opened through their
+// Open is fileread.Config.Open: store segments are opened through their
 // snapshot (a segment compressed since is read from its .zst) and read up
 // to their limit; other inputs are opened as files.
-func (s *storeInputs) open(name string) (*os.File, int64, error) {
+func (s *Inputs) Open(name string) (*os.File, int64, error) {
 	if sf, ok := s.files[name]; ok {
 		f, err := sf.snap.Open(sf.f)
 		return f, sf.f.Limit, err
@@ -111,7 +120,11 @@ func (s *storeInputs) open(name string) (*os.File, int64, error) {
 	return f, -1, err
 }
 
-func (s *storeInputs) close() {
+// Snapshots is the number of data directories added.
+func (s *Inputs) Snapshots() int { return len(s.snaps) }
+
+// Close releases the snapshots. The inputs must not be opened after.
+func (s *Inputs) Close() {
 	for _, snap := range s.snaps {
 		snap.Close()
 	}
