@@ -240,8 +240,10 @@ type PipeSort struct {
 
 // ByField is one "by" key of stats. For "_time:1m" Bucket is "1m" and
 // BucketNs the step in nanoseconds; for a numeric field "f:10" BucketNum is
-// the step. Offset ("by (_time:1d offset 3h)") shifts the bucket start, in
-// nanoseconds, written as OffsetText. Bucket is "" when there is no bucket.
+// the step. Offset ("by (_time:1d offset 3h)", in nanoseconds for _time,
+// written as OffsetText) works as a time zone: buckets start at
+// floor((v+Offset)/step)*step-Offset, so these days start at 21:00 UTC.
+// Bucket is "" when there is no bucket.
 type ByField struct {
 	Name       string
 	Bucket     string

@@ -138,14 +138,17 @@ func (s *statsProc) group(r *Row) int {
 }
 
 // bucket returns the bucket start of a _time or numeric bucketed by-field,
-// as int64 bits (time in ns, numbers as float64 bits).
+// as int64 bits (time in ns, numbers as float64 bits). The offset works as
+// a time zone, as in VictoriaLogs since v1.52: v falls in the bucket
+// floor((v+off)/step)*step - off, so "_time:1d offset 3h" starts its days
+// at 21:00 UTC (midnight at UTC+3).
 func (s *statsProc) bucket(r *Row, b ByField) (int64, bool) {
 	if b.Name == "_time" && b.BucketNs > 0 {
 		t, ok := rowTime(r)
 		if !ok {
 			return 0, false
 		}
-		return floorDiv(t-b.Offset, b.BucketNs)*b.BucketNs + b.Offset, true
+		return floorDiv(t+b.Offset, b.BucketNs)*b.BucketNs - b.Offset, true
 	}
 	step := b.BucketNum
 	if step <= 0 && b.BucketNs > 0 {
@@ -158,7 +161,7 @@ func (s *statsProc) bucket(r *Row, b ByField) (int64, bool) {
 	if !ok {
 		return 0, false
 	}
-	v := math.Floor((n-float64(b.Offset))/step)*step + float64(b.Offset)
+	v := math.Floor((n+float64(b.Offset))/step)*step - float64(b.Offset)
 	return int64(math.Float64bits(v)), true
 }
 

@@ -48,11 +48,16 @@ func TestBucketValue(t *testing.T) {
 	f(minute, "2026-01-01T00:01:59.999Z", "2026-01-01T00:01:00Z")
 	f(minute, "2025-12-31T23:59:59.5Z", "2025-12-31T23:59:00Z")
 	f(minute, "", "")
-	// Day buckets shifted by 3h start at 03:00 UTC.
+	// The offset is a time zone: days with offset 3h (UTC+3) start at
+	// 21:00 UTC, with offset -3h at 03:00 UTC.
 	dayOff := query.ByField{Name: "_time", Bucket: "1d", BucketNs: day, Offset: int64(3 * time.Hour), OffsetText: "3h"}
-	f(dayOff, "2026-01-01T00:02:00Z", "2025-12-31T03:00:00Z")
-	f(dayOff, "2026-01-01T03:00:00Z", "2026-01-01T03:00:00Z")
-	f(dayOff, "2026-01-02T02:59:59Z", "2026-01-01T03:00:00Z")
+	f(dayOff, "2026-01-01T00:02:00Z", "2025-12-31T21:00:00Z")
+	f(dayOff, "2026-01-01T20:59:59Z", "2025-12-31T21:00:00Z")
+	f(dayOff, "2026-01-01T21:00:00Z", "2026-01-01T21:00:00Z")
+	dayNeg := query.ByField{Name: "_time", Bucket: "1d", BucketNs: day, Offset: -int64(3 * time.Hour), OffsetText: "-3h"}
+	f(dayNeg, "2026-01-01T00:02:00Z", "2025-12-31T03:00:00Z")
+	f(dayNeg, "2026-01-01T03:00:00Z", "2026-01-01T03:00:00Z")
+	f(dayNeg, "2026-01-02T02:59:59Z", "2026-01-01T03:00:00Z")
 	// Before 1970 too.
 	f(query.ByField{Name: "_time", Bucket: "1h", BucketNs: int64(time.Hour)}, "1969-12-31T23:30:00Z", "1969-12-31T23:00:00Z")
 	// Numeric buckets round down; non-numbers stay.
@@ -61,6 +66,11 @@ func TestBucketValue(t *testing.T) {
 	f(num, "-12.5", "-20")
 	f(num, "slow", "slow")
 	f(num, "1.5e2", "150")
+	numOff := query.ByField{Name: "status", Bucket: "100", BucketNum: 100, Offset: 30, OffsetText: "30"}
+	f(numOff, "200", "170")
+	f(numOff, "269", "170")
+	f(numOff, "270", "270")
+	f(numOff, "-31", "-130")
 }
 
 func TestApplyPattern(t *testing.T) {

@@ -73,11 +73,12 @@ func (ev *evaluator) applyStats(p *query.PipeStats, rows []row) ([]row, error) {
 }
 
 // bucketValue returns the group key of value v for one by-field. Without a
-// bucket it is v. _time buckets are aligned to Offset: a time t falls in
-// the bucket starting at floor((t-Offset)/step)*step+Offset, printed as a
-// time; a row without a (parsable) _time has the empty key. A numeric
-// bucket ("f:10") rounds a number down to a multiple of the step (plus
-// Offset); a value that is not a number stays as it is.
+// bucket it is v. Offset is a time zone (VictoriaLogs v1.52): a time t
+// falls in the bucket starting at floor((t+Offset)/step)*step-Offset,
+// printed as a time, so days with offset 3h start at 21:00 UTC; a row
+// without a (parsable) _time has the empty key. A numeric bucket ("f:10")
+// rounds a number the same way; a value that is not a number stays as it
+// is.
 func bucketValue(bf query.ByField, v string) (string, error) {
 	if bf.Bucket == "" || v == "" {
 		return v, nil
@@ -90,7 +91,7 @@ func bucketValue(bf query.ByField, v string) (string, error) {
 		if !ok {
 			return "", nil
 		}
-		return formatTime(floorDiv(t-bf.Offset, bf.BucketNs)*bf.BucketNs + bf.Offset), nil
+		return formatTime(floorDiv(t+bf.Offset, bf.BucketNs)*bf.BucketNs - bf.Offset), nil
 	}
 	step := bf.BucketNum
 	if step <= 0 {
@@ -104,7 +105,7 @@ func bucketValue(bf query.ByField, v string) (string, error) {
 		return v, nil
 	}
 	off := float64(bf.Offset)
-	return formatFloat(math.Floor((f-off)/step)*step + off), nil
+	return formatFloat(math.Floor((f+off)/step)*step - off), nil
 }
 
 // floorDiv divides rounding towards minus infinity.

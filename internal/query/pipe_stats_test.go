@@ -1,0 +1,83 @@
+package query_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spate-io/spate/internal/conformance"
+	"github.com/spate-io/spate/internal/fileread"
+	"github.com/spate-io/spate/internal/query"
+	"github.com/spate-io/spate/internal/query/naive"
+)
+
+// bucketLines are the log the stats bucket tests group.
+var bucketLines = []string{
+	`{"ts":"2025-12-31T20:59:59Z","n":"-31"}`,
+	`{"ts":"2025-12-31T21:00:00Z","n":"200"}`,
+	`{"ts":"2026-01-01T02:59:59Z","n":"269"}`,
+	`{"ts":"2026-01-01T03:00:00Z","n":"270"}`,
+	`{"ts":"2026-01-01T23:00:00Z","n":"12.5"}`,
+}
+
+// expectQueryRows runs text over lines with the engine (1 and 3 workers,
+// small chunks) and with the naive evaluator, and checks that both give
+// the rows in want (NDJSON lines, in any order).
+func expectQueryRows(t *testing.T, lines []string, text string, want ...string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "logs.ndjson")
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wantRows, err := conformance.ParseNDJSONRows([]byte(strings.Join(want, "\n")))
+	if err != nil {
+		t.Fatalf("%s: bad want: %v", text, err)
+	}
+	c := conformance.Case{ID: text, Query: text, Expected: wantRows}
+	q, err := query.Parse(text, diffNow)
+	if err != nil {
+		t.Fatalf("%s: %v", text, err)
+	}
+	got, err := naive.Run(q, lines, naive.Options{Now: diffNow})
+	if err != nil {
+		t.Fatalf("%s: naive: %v", text, err)
+	}
+	if err := conformance.Compare(c, got); err != nil {
+		t.Errorf("%s: naive: %v", text, err)
+	}
+	for _, workers := range []int{1, 3} {
+		got, _, err := runEngine(t, text, path, fileread.Config{Workers: workers, ChunkSize: 64}, query.Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", text, err)
+		}
+		if err := conformance.Compare(c, got); err != nil {
+			t.Errorf("%s (workers=%d): %v", text, workers, err)
+		}
+	}
+}
+
+func TestStatsBuckets(t *testing.T) {
+	f := func(text string, want ...string) {
+		t.Helper()
+		expectQueryRows(t, bucketLines, text, want...)
+	}
+	f(`* | stats by (_time:1d) count() n`,
+		`{"_time":"2025-12-31T00:00:00Z","n":"2"}`,
+		`{"_time":"2026-01-01T00:00:00Z","n":"3"}`)
+	// The offset is a time zone (VictoriaLogs v1.52): days at UTC+3 start
+	// at 21:00 UTC, days at UTC-3 at 03:00 UTC.
+	f(`* | stats by (_time:1d offset 3h) count() n`,
+		`{"_time":"2025-12-30T21:00:00Z","n":"1"}`,
+		`{"_time":"2025-12-31T21:00:00Z","n":"3"}`,
+		`{"_time":"2026-01-01T21:00:00Z","n":"1"}`)
+	f(`* | stats by (_time:1d offset -3h) count() n`,
+		`{"_time":"2025-12-31T03:00:00Z","n":"3"}`,
+		`{"_time":"2026-01-01T03:00:00Z","n":"2"}`)
+	// Numbers too: v falls in floor((v+off)/step)*step-off.
+	f(`* | stats by (n:100 offset 30) count() c`,
+		`{"n":"-130","c":"1"}`,
+		`{"n":"-30","c":"1"}`,
+		`{"n":"170","c":"2"}`,
+		`{"n":"270","c":"1"}`)
+}
