@@ -141,14 +141,20 @@ func (s *statsProc) group(r *Row) int {
 // as int64 bits (time in ns, numbers as float64 bits). The offset works as
 // a time zone, as in VictoriaLogs since v1.52: v falls in the bucket
 // floor((v+off)/step)*step - off, so "_time:1d offset 3h" starts its days
-// at 21:00 UTC (midnight at UTC+3).
+// at 21:00 UTC (midnight at UTC+3). Buckets named "week" start on Monday
+// (VictoriaLogs shifts them by 3 days from the Thursday of 1970-01-01);
+// "1w" and "7d" do not.
 func (s *statsProc) bucket(r *Row, b ByField) (int64, bool) {
 	if b.Name == "_time" && b.BucketNs > 0 {
 		t, ok := rowTime(r)
 		if !ok {
 			return 0, false
 		}
-		return floorDiv(t+b.Offset, b.BucketNs)*b.BucketNs - b.Offset, true
+		off := b.Offset
+		if b.Bucket == "week" {
+			off += 3 * nsPerDay
+		}
+		return floorDiv(t+off, b.BucketNs)*b.BucketNs - off, true
 	}
 	step := b.BucketNum
 	if step <= 0 && b.BucketNs > 0 {

@@ -81,3 +81,24 @@ func TestStatsBuckets(t *testing.T) {
 		`{"n":"170","c":"2"}`,
 		`{"n":"270","c":"1"}`)
 }
+
+func TestStatsWeekBuckets(t *testing.T) {
+	lines := []string{
+		`{"ts":"2025-12-28T23:59:59Z"}`, // Sunday
+		`{"ts":"2025-12-29T00:00:00Z"}`, // Monday
+		`{"ts":"2026-01-01T00:00:00Z"}`, // Thursday
+	}
+	f := func(text string, want ...string) {
+		t.Helper()
+		expectQueryRows(t, lines, text, want...)
+	}
+	// "week" starts on Monday; "1w" is 7 days from 1970-01-01, a Thursday.
+	f(`* | stats by (_time:week) count() n`,
+		`{"_time":"2025-12-22T00:00:00Z","n":"1"}`,
+		`{"_time":"2025-12-29T00:00:00Z","n":"2"}`)
+	f(`* | stats by (_time:week offset 1d) count() n`,
+		`{"_time":"2025-12-28T00:00:00Z","n":"3"}`)
+	f(`* | stats by (_time:1w) count() n`,
+		`{"_time":"2025-12-25T00:00:00Z","n":"2"}`,
+		`{"_time":"2026-01-01T00:00:00Z","n":"1"}`)
+}

@@ -78,7 +78,7 @@ func (ev *evaluator) applyStats(p *query.PipeStats, rows []row) ([]row, error) {
 // printed as a time, so days with offset 3h start at 21:00 UTC; a row
 // without a (parsable) _time has the empty key. A numeric bucket ("f:10")
 // rounds a number the same way; a value that is not a number stays as it
-// is.
+// is. Buckets named "week" start on Monday.
 func bucketValue(bf query.ByField, v string) (string, error) {
 	if bf.Bucket == "" || v == "" {
 		return v, nil
@@ -91,7 +91,12 @@ func bucketValue(bf query.ByField, v string) (string, error) {
 		if !ok {
 			return "", nil
 		}
-		return formatTime(floorDiv(t+bf.Offset, bf.BucketNs)*bf.BucketNs - bf.Offset), nil
+		off := bf.Offset
+		if bf.Bucket == "week" {
+			// Weeks start on Monday; 1970-01-01 was a Thursday.
+			off += 3 * 24 * 3600 * 1e9
+		}
+		return formatTime(floorDiv(t+off, bf.BucketNs)*bf.BucketNs - off), nil
 	}
 	step := bf.BucketNum
 	if step <= 0 {
