@@ -319,15 +319,16 @@ func (o *benchIngestOpts) config() (benchingest.Config, error) {
 }
 
 // firstToken returns the first token in path, in the format of serve
-// --auth-token-file: one per line, blank lines and '#' comments skipped.
+// --auth-token-file: one per line, blank lines and '#' comments skipped,
+// the token the first field (a tenant= or permission may follow it).
 func firstToken(path string) (string, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return "", fmt.Errorf("cannot read --token-file: %w", err)
 	}
 	for line := range strings.Lines(string(b)) {
-		if t := strings.TrimSpace(line); t != "" && !strings.HasPrefix(t, "#") {
-			return t, nil
+		if f := strings.Fields(line); len(f) > 0 && !strings.HasPrefix(f[0], "#") {
+			return f[0], nil
 		}
 	}
 	return "", usagef("--token-file %s holds no token", path)

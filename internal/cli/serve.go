@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"cmp"
 	"context"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -75,7 +73,8 @@ the good lines around them are kept.
 
 Answers: 200 the whole body was read, its good lines stored; 400 empty or
 all lines bad, a body that does not decompress or a bad parameter; 401 no
-or wrong token; 405 not POST or PUT; 408 the client sent nothing for
+or wrong token; 403 a token that may not write, or is bound to another
+tenant (see Tokens); 405 not POST or PUT; 408 the client sent nothing for
 --read-timeout; 413 body over --max-request-size (off by default); 415
 unsupported Content-Type or Content-Encoding; 429 + Retry-After when the
 write queue or the in-flight memory is full, decided before the body is
@@ -104,6 +103,19 @@ segments are compressed to .ndjson.zst in the background after
 back to its last complete line. SIGINT/SIGTERM: stop taking requests,
 finish those in flight, write and fsync the queue, exit.
 
+Tokens: with --auth-token-file, /insert/, /api/v1/ingest and /select/
+requests must send "Authorization: Bearer TOKEN" (/healthz, /readyz and
+/metrics need none). The file holds one token a line:
+  TOKEN [tenant=ACCOUNT:PROJECT] [read|write|read,write]
+Fields are separated by blanks; blank lines and # comments are skipped. A
+bare TOKEN may read and write in any tenant (the headers choose). write
+allows /insert/ and /api/v1/ingest, read allows /select/; a tenant without
+a permission word means read,write. tenant= binds the token to that tenant:
+a request without AccountID/ProjectID headers acts in it, one whose headers
+name another tenant gets 403, and so does /select/tenant_ids (it lists
+every tenant). A token may appear once; serve refuses a file with a bad
+line, naming it (--auth-token-file F:3: unknown permission "rw").
+
 Examples:
   spate serve --data /var/lib/spate
   spate serve --data ./logs --listen 127.0.0.1:9428 --admin-listen 127.0.0.1:9429
@@ -111,6 +123,10 @@ Examples:
   curl --data-binary @app.ndjson http://127.0.0.1:9428/api/v1/ingest
   curl -H 'Content-Encoding: gzip' --data-binary @app.ndjson.gz \
        'http://127.0.0.1:9428/insert/jsonline?_msg_field=log&_time_field=date'
+  printf 'c0ffee tenant=3:4 write\nbadd06 read\n' >tokens
+  spate serve --data ./logs --auth-token-file tokens
+  curl -H 'Authorization: Bearer c0ffee' --data-binary @app.ndjson \
+       http://127.0.0.1:9428/insert/jsonline                 # into 3:4
   spate query '* | stats count()' ./logs`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -131,7 +147,7 @@ Examples:
 	fl.DurationVar(&o.segmentAge, "segment-age", segment.DefaultMaxSegmentAge, "seal a segment this long after it was started")
 	fl.BoolVar(&o.noCompress, "no-compress", false, "leave sealed segments as plain .ndjson (default: compress them with zstd)")
 	fl.DurationVar(&o.compressDelay, "compress-delay", segment.DefaultCompressDelay, "how long a sealed segment stays plain before it is compressed, so that bursts of ingestion have the disk to themselves (0: at once)")
-	fl.StringVar(&o.tokenFile, "auth-token-file", "", "file of bearer tokens, one per line; ingest requests must send one (Authorization: Bearer TOKEN)")
+	fl.StringVar(&o.tokenFile, "auth-token-file", "", "file of bearer tokens, one per line as TOKEN [tenant=ACCOUNT:PROJECT] [read|write|read,write] (see Tokens above); /insert and /select requests must send one (Authorization: Bearer TOKEN)")
 	fl.DurationVar(&o.readTimeout, "read-timeout", time.Minute, "longest time a client may send nothing while its body is read (408, keeping its complete lines)")
 	fl.StringVar(&o.logFormat, "log-format", "text", "log format on stderr: text or json")
 	fl.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn or error")
@@ -162,7 +178,7 @@ func runServe(ctx context.Context, o *serveOpts, stderr io.Writer) error {
 	default:
 		return usagef("--log-format: want text or json, got %q", o.logFormat)
 	}
-	var tokens []string
+	var tokens []server.AuthToken
 	if o.tokenFile != "" {
 		if tokens, err = readTokens(o.tokenFile); err != nil {
 			return err
@@ -213,24 +229,18 @@ func runServe(ctx context.Context, o *serveOpts, stderr io.Writer) error {
 	return srv.Serve(ctx, ln, admin)
 }
 
-// readTokens reads bearer tokens, one per line; blank lines and lines
-// starting with '#' are skipped.
-func readTokens(path string) ([]string, error) {
+// readTokens reads the --auth-token-file at path: one token a line, with
+// an optional tenant= and permission (see server.ParseAuthTokens). Errors
+// name the file and line, never a token.
+func readTokens(path string) ([]server.AuthToken, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read --auth-token-file: %w", err)
 	}
 	defer f.Close()
-	var toks []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		t := strings.TrimSpace(sc.Text())
-		if t != "" && !strings.HasPrefix(t, "#") {
-			toks = append(toks, t)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("cannot read --auth-token-file %s: %w", path, err)
+	toks, err := server.ParseAuthTokens(path, f)
+	if err != nil {
+		return nil, fmt.Errorf("--auth-token-file %w", err)
 	}
 	if len(toks) == 0 {
 		return nil, fmt.Errorf("--auth-token-file %s holds no token", path)

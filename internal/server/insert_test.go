@@ -161,7 +161,7 @@ func TestIngestStoresGoodLines(t *testing.T) {
 // TestIngestBadRequests: each bad request gets its documented status and
 // stores nothing; a good request afterwards is stored alone.
 func TestIngestBadRequests(t *testing.T) {
-	s, ts := newTestServer(t, Config{MaxRequestBytes: 1 << 20, Ingest: ingest.Config{MaxLineBytes: 1000}, AuthTokens: []string{"secret"}})
+	s, ts := newTestServer(t, Config{MaxRequestBytes: 1 << 20, Ingest: ingest.Config{MaxLineBytes: 1000}, AuthTokens: []AuthToken{{Token: "secret"}}})
 	auth := []string{"Authorization", "Bearer secret"}
 	junkBomb := gz(bytes.Repeat([]byte("\x00"), 8<<20)) // no newline in 8 MiB of decoded zeros
 	f := func(name string, code int, wantErr string, body []byte, hdr ...string) {

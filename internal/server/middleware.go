@@ -2,27 +2,36 @@ package server
 
 import (
 	"context"
-	"crypto/subtle"
+	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/spate-io/spate/internal/segment"
 )
 
-// route wraps an API handler in what every /insert (and, later, /select)
-// endpoint shares, outermost first:
+// route wraps an API handler in what every /insert and /select endpoint
+// shares, outermost first:
 //
 //   - metrics: spate_http_requests_total{path,code} and the duration
 //     histogram, recorded when the status is written, before the client can
 //     see the answer (so a client that reads /metrics after its answer finds
 //     its request counted);
 //   - shutdown: 503 with Retry-After while the server is closing;
-//   - auth: with AuthTokens set, a missing or wrong bearer token gets 401;
+//   - auth: with AuthTokens set, a missing or wrong bearer token gets 401,
+//     and a token that may not do what path needs gets 403 (write under
+//     /insert/, read under /select/, both elsewhere; see routeNeeds);
 //   - tenant: the AccountID and ProjectID headers (decimal uint32, default
 //     0) select the tenant, which handlers get with tenantOf; anything else
-//     gets 400, as VictoriaLogs answers.
+//     gets 400, as VictoriaLogs answers. A token bound to a tenant acts in
+//     it when neither header is set, gets 403 when they name another
+//     tenant, and gets 403 at /select/tenant_ids; handlers see the binding
+//     with boundTenant.
+//
+// path is the URL path h serves (the metrics label, and what decides the
+// permission); the token table is built once here, not per request.
 func (s *Server) route(path string, h http.HandlerFunc) http.Handler {
+	need, allTenants := routeNeeds(path)
+	auth := newAuthTable(s.cfg.AuthTokens)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		sw := &statusWriter{ResponseWriter: w, m: s.m, path: path, start: time.Now()}
 		if s.closing.Load() {
@@ -30,41 +39,47 @@ func (s *Server) route(path string, h http.HandlerFunc) http.Handler {
 			writeError(sw, http.StatusServiceUnavailable, "the server is shutting down")
 			return
 		}
-		if !s.authorized(r) {
+		tok := auth.lookup(r)
+		if tok == nil {
 			sw.Header().Set("WWW-Authenticate", `Bearer realm="spate"`)
 			writeError(sw, http.StatusUnauthorized, "missing or wrong bearer token")
 			return
 		}
-		t, err := segment.ParseTenantHeaders(r.Header.Get("AccountID"), r.Header.Get("ProjectID"))
+		if p := tok.perm(); p&need != need {
+			writeError(sw, http.StatusForbidden, fmt.Sprintf("the bearer token may only %s; %s needs %s", p, path, need))
+			return
+		}
+		if tok.Bound && allTenants {
+			writeError(sw, http.StatusForbidden, fmt.Sprintf("the bearer token is bound to tenant %s; %s lists every tenant", tok.Tenant, path))
+			return
+		}
+		account, project := r.Header.Get("AccountID"), r.Header.Get("ProjectID")
+		t, err := segment.ParseTenantHeaders(account, project)
 		if err != nil {
 			writeError(sw, http.StatusBadRequest, err.Error())
 			return
 		}
-		h(sw, r.WithContext(context.WithValue(r.Context(), tenantKey{}, t)))
+		ctx := r.Context()
+		if tok.Bound {
+			if account == "" && project == "" {
+				t = tok.Tenant
+			} else if t != tok.Tenant {
+				writeError(sw, http.StatusForbidden, fmt.Sprintf("the bearer token is bound to tenant %s; the AccountID and ProjectID headers name %s", tok.Tenant, t))
+				return
+			}
+			ctx = context.WithValue(ctx, boundKey{}, tok.Tenant)
+		}
+		h(sw, r.WithContext(context.WithValue(ctx, tenantKey{}, t)))
 	})
 }
 
 type tenantKey struct{}
 
-// tenantOf returns the tenant route found in r's headers.
+// tenantOf returns the tenant route chose for r: its headers', or its
+// token's bound tenant.
 func tenantOf(r *http.Request) segment.Tenant {
 	t, _ := r.Context().Value(tenantKey{}).(segment.Tenant)
 	return t
-}
-
-func (s *Server) authorized(r *http.Request) bool {
-	if len(s.cfg.AuthTokens) == 0 {
-		return true
-	}
-	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok {
-		return false
-	}
-	good := 0
-	for _, t := range s.cfg.AuthTokens {
-		good |= subtle.ConstantTimeCompare([]byte(tok), []byte(t))
-	}
-	return good == 1
 }
 
 // statusWriter records a request's metrics when its status is written.

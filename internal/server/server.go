@@ -51,8 +51,10 @@ type Config struct {
 	ReadTimeout, ReadHeaderTimeout, IdleTimeout time.Duration
 	// RetryAfter is the Retry-After of 429 and 503 answers; default 1s.
 	RetryAfter time.Duration
-	// AuthTokens, if any, are the bearer tokens requests must carry.
-	AuthTokens []string
+	// AuthTokens, if any, are the bearer tokens /insert and /select
+	// requests must carry, each with its tenant and permissions (see
+	// AuthToken, and ParseAuthTokens for the --auth-token-file format).
+	AuthTokens []AuthToken
 	// Logger; nil means slog.Default().
 	Logger *slog.Logger
 	// Now returns the ingestion time of lines without one; nil: time.Now.
@@ -65,6 +67,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.MaxRequestBytes < 0 {
 		return c, errors.New("cannot start the server: negative size limit")
+	}
+	if err := checkAuthTokens(c.AuthTokens); err != nil {
+		return c, err
 	}
 	if c.ReadTimeout == 0 {
 		c.ReadTimeout = time.Minute
