@@ -240,16 +240,18 @@ type PipeSort struct {
 
 // ByField is one "by" key of stats. For "_time:1m" Bucket is "1m" and
 // BucketNs the step in nanoseconds; for a numeric field "f:10" BucketNum is
-// the step. Offset ("by (_time:1d offset 3h)", in nanoseconds for _time,
-// written as OffsetText) works as a time zone: buckets start at
-// floor((v+Offset)/step)*step-Offset, so these days start at 21:00 UTC.
-// Bucket is "" when there is no bucket.
+// the step. The offset ("by (_time:1d offset 3h)", written as OffsetText)
+// works as a time zone: buckets start at floor((v+off)/step)*step-off, so
+// these days start at 21:00 UTC. _time buckets use Offset, in nanoseconds;
+// numeric buckets use OffsetNum, which may be fractional ("f:0.5 offset
+// 0.25"). Bucket is "" when there is no bucket.
 type ByField struct {
 	Name       string
 	Bucket     string
 	BucketNs   int64
 	BucketNum  float64
 	Offset     int64
+	OffsetNum  float64
 	OffsetText string
 }
 

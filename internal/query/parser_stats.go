@@ -121,10 +121,11 @@ func (p *parser) parseBucket(bf *ByField) error {
 		return err
 	}
 	off, ok := parseBucketOffsetLit(s)
-	if !ok || off != math.Trunc(off) || math.Abs(off) >= math.MaxInt64 {
-		return p.errorf(pos, "cannot parse bucket offset %q as an integer number, duration or byte size", s)
+	if !ok || math.IsNaN(off) || math.Abs(off) >= math.MaxInt64 {
+		return p.errorf(pos, "cannot parse bucket offset %q as a number, duration or byte size", s)
 	}
-	bf.Offset = int64(off)
+	bf.Offset = int64(off) // VictoriaLogs truncates a fractional _time offset
+	bf.OffsetNum = off
 	bf.OffsetText = s
 	return nil
 }

@@ -325,6 +325,8 @@ func TestParseSuccess(t *testing.T) {
 	f("* | by (level) count() as n", "* | stats by (level) count(*) as n")
 	f("* | stats by (_time:1m) count() as n", "* | stats by (_time:1m) count(*) as n")
 	f("* | stats by (_time:1d offset 3h) count() as n", "* | stats by (_time:1d offset 3h) count(*) as n")
+	f("* | stats by (_time:1d offset -3h) count() as n", "* | stats by (_time:1d offset -3h) count(*) as n")
+	f("* | stats by (x:0.5 offset 0.25) count() as n", "* | stats by (x:0.5 offset 0.25) count(*) as n")
 	f("* | stats by (_time:hour, num:10, ip:/24) count() as n", "* | stats by (_time:hour, num:10, ip:/24) count(*) as n")
 	f("* | stats by () count() as n", "* | stats count(*) as n")
 	f(`* | stats count() as "n m"`, `* | stats count(*) as "n m"`)
@@ -648,7 +650,7 @@ func TestParseTree(t *testing.T) {
 	f(`f:in(a, "b", 500)`, &Query{Filter: &FilterIn{Field: "f", Values: []string{"a", "b", "500"}}})
 	f(`* | stats by (_time:1d offset 3h, n:10) count() if (a) as x, quantile(0.5, v)`, &Query{Filter: all, Pipes: []Pipe{&PipeStats{
 		By: []ByField{
-			{Name: "_time", Bucket: "1d", BucketNs: 86400e9, BucketNum: 86400e9, Offset: 3 * 3600e9, OffsetText: "3h"},
+			{Name: "_time", Bucket: "1d", BucketNs: 86400e9, BucketNum: 86400e9, Offset: 3 * 3600e9, OffsetNum: 3 * 3600e9, OffsetText: "3h"},
 			{Name: "n", Bucket: "10", BucketNum: 10},
 		},
 		Funcs: []StatsFunc{

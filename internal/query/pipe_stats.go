@@ -6,6 +6,7 @@ import (
 	"hash/maphash"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spate-io/spate/internal/ndjson"
@@ -163,12 +164,56 @@ func (s *statsProc) bucket(r *Row, b ByField) (int64, bool) {
 	if step <= 0 {
 		return 0, false
 	}
-	n, ok := parseNumber(r.Get(b.Name))
+	n, i, isInt, ok := parseBucketNumber(r.Get(b.Name))
 	if !ok {
 		return 0, false
 	}
-	v := math.Floor((n+float64(b.Offset))/step)*step - float64(b.Offset)
+	if isInt {
+		// VictoriaLogs buckets integers in integer arithmetic: a fractional
+		// step or offset is truncated, and a step below 1 becomes 1.
+		istep := int64(1)
+		if step >= 1 {
+			istep = int64(min(step, 1<<62))
+		}
+		return int64(math.Float64bits(float64(floorDiv(i+b.Offset, istep)*istep - b.Offset))), true
+	}
+	v := math.Floor((n+b.OffsetNum)/step)*step - b.OffsetNum
 	return int64(math.Float64bits(v)), true
+}
+
+// parseBucketNumber parses s as a number that a numeric bucket rounds, the
+// form VictoriaLogs accepts there: an optional minus, an integer part
+// without leading zeros and an optional fraction. A plus sign, an exponent
+// ("1.5e2") or a unit leave the value as it is. isInt reports an integer
+// that fits in int64, returned as i.
+func parseBucketNumber(s string) (f float64, i int64, isInt, ok bool) {
+	j := 0
+	if j < len(s) && s[j] == '-' {
+		j++
+	}
+	start := j
+	for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+		j++
+	}
+	if j == start || (j-start > 1 && s[start] == '0') {
+		return 0, 0, false, false
+	}
+	if j == len(s) {
+		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+			return float64(n), n, true, true
+		}
+	} else {
+		if s[j] != '.' || j+1 == len(s) {
+			return 0, 0, false, false
+		}
+		for j++; j < len(s); j++ {
+			if s[j] < '0' || s[j] > '9' {
+				return 0, 0, false, false
+			}
+		}
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	return f, 0, false, err == nil
 }
 
 // decodeKey appends the by-values encoded in key to dst.

@@ -80,6 +80,36 @@ func TestStatsBuckets(t *testing.T) {
 		`{"n":"-30","c":"1"}`,
 		`{"n":"170","c":"2"}`,
 		`{"n":"270","c":"1"}`)
+	// A fractional step or offset: integers are rounded by integers
+	// (VictoriaLogs truncates both, and a step below 1 is 1).
+	f(`* | stats by (n:0.5 offset 0.25) count() c`,
+		`{"n":"-31","c":"1"}`,
+		`{"n":"200","c":"1"}`,
+		`{"n":"269","c":"1"}`,
+		`{"n":"270","c":"1"}`,
+		`{"n":"12.25","c":"1"}`)
+	f(`* | stats by (n:10 offset 2.5) count() c`,
+		`{"n":"-32","c":"1"}`,
+		`{"n":"198","c":"1"}`,
+		`{"n":"268","c":"2"}`,
+		`{"n":"7.5","c":"1"}`)
+	f(`* | stats by (n:2.5) count() c`,
+		`{"n":"-32","c":"1"}`,
+		`{"n":"200","c":"1"}`,
+		`{"n":"268","c":"1"}`,
+		`{"n":"270","c":"1"}`,
+		`{"n":"12.5","c":"1"}`)
+}
+
+func TestStatsBucketsPlainNumbers(t *testing.T) {
+	lines := []string{`{"x":"150"}`, `{"x":"1.5e2"}`, `{"x":"+150"}`, `{"x":"0150"}`, `{"x":"1KiB"}`, `{"x":"149.5"}`}
+	// VictoriaLogs rounds only plain numbers; other values stay as they are.
+	expectQueryRows(t, lines, `* | stats by (x:100) count() c`,
+		`{"x":"100","c":"2"}`,
+		`{"x":"1.5e2","c":"1"}`,
+		`{"x":"+150","c":"1"}`,
+		`{"x":"0150","c":"1"}`,
+		`{"x":"1KiB","c":"1"}`)
 }
 
 func TestStatsWeekBuckets(t *testing.T) {

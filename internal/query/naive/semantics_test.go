@@ -65,12 +65,21 @@ func TestBucketValue(t *testing.T) {
 	f(num, "12.5", "10")
 	f(num, "-12.5", "-20")
 	f(num, "slow", "slow")
-	f(num, "1.5e2", "150")
-	numOff := query.ByField{Name: "status", Bucket: "100", BucketNum: 100, Offset: 30, OffsetText: "30"}
+	f(num, "1.5e2", "1.5e2") // VictoriaLogs rounds only plain numbers
+	f(num, "+15", "+15")
+	f(num, "10KiB", "10KiB")
+	numOff := query.ByField{Name: "status", Bucket: "100", BucketNum: 100, Offset: 30, OffsetNum: 30, OffsetText: "30"}
 	f(numOff, "200", "170")
 	f(numOff, "269", "170")
 	f(numOff, "270", "270")
 	f(numOff, "-31", "-130")
+	half := query.ByField{Name: "x", Bucket: "0.5", BucketNum: 0.5, OffsetNum: 0.25, OffsetText: "0.25"}
+	f(half, "1.25", "1.25")
+	f(half, "1.2", "0.75")
+	// Integers are rounded by integers: step 0.5 becomes 1, offset 0.25 0.
+	f(half, "1", "1")
+	f(query.ByField{Name: "x", Bucket: "2.5", BucketNum: 2.5}, "12", "12")
+	f(query.ByField{Name: "x", Bucket: "10", BucketNum: 10, Offset: 2, OffsetNum: 2.5}, "200", "198")
 }
 
 func TestApplyPattern(t *testing.T) {

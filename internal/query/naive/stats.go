@@ -76,9 +76,9 @@ func (ev *evaluator) applyStats(p *query.PipeStats, rows []row) ([]row, error) {
 // bucket it is v. Offset is a time zone (VictoriaLogs v1.52): a time t
 // falls in the bucket starting at floor((t+Offset)/step)*step-Offset,
 // printed as a time, so days with offset 3h start at 21:00 UTC; a row
-// without a (parsable) _time has the empty key. A numeric bucket ("f:10")
-// rounds a number the same way; a value that is not a number stays as it
-// is. Buckets named "week" start on Monday.
+// without a (parsable) _time has the empty key. Buckets named "week" start
+// on Monday. A numeric bucket ("f:10") rounds a plain number ("-12.5", not
+// "1.5e2" or "+3") the same way; any other value stays as it is.
 func bucketValue(bf query.ByField, v string) (string, error) {
 	if bf.Bucket == "" || v == "" {
 		return v, nil
@@ -105,12 +105,24 @@ func bucketValue(bf query.ByField, v string) (string, error) {
 	if step <= 0 {
 		return "", fmt.Errorf("unsupported bucket %q for field %q", bf.Bucket, bf.Name)
 	}
-	f, ok := anyNumber(v)
+	f, ok := plainNumber(v)
 	if !ok {
 		return v, nil
 	}
-	off := float64(bf.Offset)
-	return formatFloat(math.Floor((f+off)/step)*step - off), nil
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		// An integer is bucketed by integers: the step and the offset lose
+		// their fractions (VictoriaLogs converts them to int64), and a step
+		// below 1 is 1.
+		istep := int64(step)
+		if step < 1 {
+			istep = 1
+		} else if step > 1<<62 {
+			istep = 1 << 62
+		}
+		off := int64(bf.OffsetNum)
+		return strconv.FormatInt(floorDiv(n+off, istep)*istep-off, 10), nil
+	}
+	return formatFloat(math.Floor((f+bf.OffsetNum)/step)*step - bf.OffsetNum), nil
 }
 
 // floorDiv divides rounding towards minus infinity.
