@@ -43,6 +43,11 @@ type Options struct {
 	// _stream_id of a log without that field is its stream's ID in this
 	// tenant (VictoriaLogs' IDs begin with the tenant). Default 0:0.
 	AccountID, ProjectID uint32
+	// StoreFields says the logs come from spate serve segments, which
+	// leave out the _stream and _stream_id of logs in the empty stream: a
+	// log without _stream reads as _stream "{}" with that stream's
+	// _stream_id in the tenant, as VictoriaLogs returns it.
+	StoreFields bool
 }
 
 // DefaultGroupMemory is each worker's group memory when

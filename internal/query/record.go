@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/spate-io/spate/internal/logstream"
 	"github.com/spate-io/spate/internal/ndjson"
 	"github.com/spate-io/spate/internal/timeparse"
 )
@@ -107,6 +108,10 @@ type recordBuilder struct {
 	msgFields  []string
 	timeFields []string
 	arena      *arena
+	// With Options.StoreFields: whether _stream and _stream_id are needed,
+	// and the _stream_id of the stream {} in the tenant.
+	needStream, needStreamID bool
+	emptyStreamID            string
 
 	// Early rejection (see earlyFilter): the worker's filter, its fields
 	// and plan.earlyFinders; early is nil when it is off.
@@ -140,6 +145,16 @@ func newRecordBuilder(p *plan, a *arena) *recordBuilder {
 	}
 	if p.opts.MsgField != "" {
 		b.msgFields = []string{p.opts.MsgField}
+	}
+	if p.opts.StoreFields {
+		b.needStream, b.needStreamID = p.need.has("_stream"), p.need.has("_stream_id")
+		if b.needStreamID && !b.needStream {
+			// Only a log without _stream has the empty stream's ID.
+			b.need.names = slices.Clone(b.need.names)
+			b.need.add("_stream")
+			b.needStream = true
+		}
+		b.emptyStreamID = string(logstream.AppendID(nil, p.opts.AccountID, p.opts.ProjectID, logstream.AppendCanonical(nil, nil)))
 	}
 	if p.opts.TimeField != "" {
 		b.timeFields = []string{p.opts.TimeField}
@@ -343,6 +358,14 @@ func (b *recordBuilder) build(line []byte, r *Row) bool {
 			msg = missingMsg
 		}
 		r.Set("_msg", msg)
+	}
+	if (b.needStream || b.needStreamID) && r.index("_stream") < 0 {
+		if b.needStream {
+			r.Set("_stream", "{}")
+		}
+		if b.needStreamID && r.index("_stream_id") < 0 {
+			r.Set("_stream_id", b.emptyStreamID)
+		}
 	}
 	if b.needTime && tm != "" {
 		if ns, ok := timeparse.Parse(tm); ok {

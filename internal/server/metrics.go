@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/spate-io/spate/internal/query"
 	"github.com/spate-io/spate/internal/segment"
 )
 
@@ -33,6 +34,9 @@ type serverMetrics struct {
 	writeSeconds  prometheus.Histogram
 	fsyncSeconds  prometheus.Histogram
 	writeErrors   prometheus.Counter
+	queryQueued   prometheus.Counter
+	queryBytes    prometheus.Counter
+	queryLines    prometheus.Counter
 }
 
 func newServerMetrics(s *Server) *serverMetrics {
@@ -56,6 +60,9 @@ func newServerMetrics(s *Server) *serverMetrics {
 		writeSeconds:  f.histogram("spate_write_seconds", "Time in write(2) per batch.", seconds),
 		fsyncSeconds:  f.histogram("spate_fsync_seconds", "Time in fsync per batch (--fsync batch).", seconds),
 		writeErrors:   f.counter("spate_write_errors_total", "Batches that failed to write or fsync."),
+		queryQueued:   f.counter("spate_select_queued_total", "Queries that waited for a free slot (--max-concurrent-queries)."),
+		queryBytes:    f.counter("spate_select_read_bytes_total", "Bytes of segments read by queries."),
+		queryLines:    f.counter("spate_select_matched_rows_total", "Log lines that matched the filters of queries."),
 	}
 	stat := func(name, help string, v func(st segment.Stats) float64) {
 		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 {
@@ -168,3 +175,9 @@ func (p pageFaults) Collect(ch chan<- prometheus.Metric) {
 type slogPrinter struct{ s *Server }
 
 func (p slogPrinter) Println(v ...any) { p.s.log.Error("metrics", "err", v) }
+
+// queryDone counts a finished query's work.
+func (m *serverMetrics) queryDone(st query.Stats) {
+	m.queryBytes.Add(float64(st.Bytes))
+	m.queryLines.Add(float64(st.Matched))
+}

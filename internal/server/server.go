@@ -24,6 +24,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -55,6 +56,20 @@ type Config struct {
 	// requests must carry, each with its tenant and permissions (see
 	// AuthToken, and ParseAuthTokens for the --auth-token-file format).
 	AuthTokens []AuthToken
+	// MaxConcurrentQueries is how many /select queries run at once
+	// (default: twice the CPUs on up to 4 of them, at most 16, as
+	// VictoriaLogs); others wait up to MaxQueueDuration (default 10s), then
+	// get 503. MaxQueryDuration (default 30s) bounds each query; a request's
+	// timeout arg may lower it.
+	MaxConcurrentQueries               int
+	MaxQueryDuration, MaxQueueDuration time.Duration
+	// QueryMemory is the memory each query's exact stats state may use
+	// before it switches to sketches or spills (query.Options.MaxMemory);
+	// default DefaultQueryMemory. QueryWorkers is the goroutines scanning
+	// for each query (0: one per CPU). TempDir is for spill files.
+	QueryMemory  int64
+	QueryWorkers int
+	TempDir      string
 	// Logger; nil means slog.Default().
 	Logger *slog.Logger
 	// Now returns the ingestion time of lines without one; nil: time.Now.
@@ -83,6 +98,18 @@ func (c Config) withDefaults() (Config, error) {
 	if c.RetryAfter <= 0 {
 		c.RetryAfter = time.Second
 	}
+	if c.MaxConcurrentQueries <= 0 {
+		c.MaxConcurrentQueries = defaultMaxConcurrentQueries()
+	}
+	if c.MaxQueryDuration <= 0 {
+		c.MaxQueryDuration = DefaultMaxQueryDuration
+	}
+	if c.MaxQueueDuration <= 0 {
+		c.MaxQueueDuration = DefaultMaxQueueDuration
+	}
+	if c.QueryMemory <= 0 {
+		c.QueryMemory = DefaultQueryMemory
+	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -105,6 +132,11 @@ type Server struct {
 	m       *serverMetrics
 	closing atomic.Bool
 	started time.Time
+	// querySlots holds one token per running /select query.
+	querySlots chan struct{}
+	// done is closed when the server begins to shut down: live tails end.
+	done     chan struct{}
+	doneOnce sync.Once
 }
 
 // New opens the data directory (recovering it, see segment.Open), starts
@@ -115,7 +147,8 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, started: time.Now()}
+	s := &Server{cfg: cfg, log: cfg.Logger, started: time.Now(),
+		querySlots: make(chan struct{}, cfg.MaxConcurrentQueries), done: make(chan struct{})}
 	if s.pipe, err = ingest.NewPipeline(cfg.Ingest); err != nil {
 		return nil, err
 	}
@@ -144,6 +177,25 @@ func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/insert/jsonline", s.route("/insert/jsonline", s.handleInsert))
 	mux.Handle("/api/v1/ingest", s.route("/api/v1/ingest", s.handleInsert))
+	for path, h := range map[string]func(context.Context, http.ResponseWriter, *http.Request) error{
+		"/select/logsql/query":               s.handleQuery,
+		"/select/logsql/hits":                s.handleHits,
+		"/select/logsql/stats_query":         promHandler(s.handleStatsQuery),
+		"/select/logsql/stats_query_range":   promHandler(s.handleStatsQueryRange),
+		"/select/logsql/facets":              s.handleFacets,
+		"/select/logsql/field_names":         s.handleFieldNames,
+		"/select/logsql/field_values":        s.handleFieldValues,
+		"/select/logsql/streams":             s.handleStreams("_stream"),
+		"/select/logsql/stream_ids":          s.handleStreams("_stream_id"),
+		"/select/logsql/stream_field_names":  s.handleStreamFieldNames,
+		"/select/logsql/stream_field_values": s.handleStreamFieldValues,
+		"/select/logsql/query_time_range":    s.handleQueryTimeRange,
+		"/select/tenant_ids":                 s.handleTenantIDs,
+	} {
+		mux.Handle(path, s.route(path, s.selectHandler(h)))
+	}
+	mux.Handle("/select/logsql/tail", s.route("/select/logsql/tail", s.handleTail))
+	mux.HandleFunc("/select/buildinfo", s.handleBuildInfo)
 	mux.HandleFunc("/healthz", s.handleHealth)
 	mux.HandleFunc("/readyz", s.handleReady)
 	mux.HandleFunc("/metrics", s.handleMetrics)
@@ -182,6 +234,7 @@ func (s *Server) Serve(ctx context.Context, ln, admin net.Listener) error {
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
+	hs.RegisterOnShutdown(s.stopTails)
 	errc := make(chan error, 2)
 	go func() { errc <- hs.Serve(ln) }()
 	var as *http.Server
@@ -214,6 +267,7 @@ func (s *Server) Serve(ctx context.Context, ln, admin net.Listener) error {
 // Close stops ingestion, writes and fsyncs what is queued and closes the
 // store. Safe to call more than once.
 func (s *Server) Close() error {
+	s.stopTails()
 	if s.closing.Swap(true) {
 		return s.store.Close()
 	}
@@ -224,6 +278,10 @@ func (s *Server) Close() error {
 	}
 	return nil
 }
+
+// stopTails ends the live tails (they would keep a graceful shutdown
+// waiting).
+func (s *Server) stopTails() { s.doneOnce.Do(func() { close(s.done) }) }
 
 // Store returns the segment store, for tests and stats.
 func (s *Server) Store() *segment.Store { return s.store }

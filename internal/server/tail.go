@@ -1,0 +1,305 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/spate-io/spate/internal/fileread"
+	"github.com/spate-io/spate/internal/query"
+	"github.com/spate-io/spate/internal/segment"
+)
+
+// Live tailing, /select/logsql/tail. VictoriaLogs re-runs the query over a
+// sliding time window (shifted back by its offset arg, 5s by default, for
+// the data it buffers). spate knows exactly which bytes each segment had
+// acknowledged at its last look, so after the first answer it reads only
+// what was acknowledged since, each line once, whatever its _time: a line
+// is sent within refresh_interval (default 1s) of its acknowledgement.
+//
+// Memory is bounded: each refresh reads at most tailMaxRead new bytes (the
+// rest waits for the next), and a client that does not read its answer for
+// tailWriteTimeout is disconnected.
+
+const (
+	tailMaxRead      = 16 << 20
+	tailWriteTimeout = 30 * time.Second
+)
+
+// tailPos is how much of each segment (by sequence number) a tail has
+// read: the decompressed bytes of its lines.
+type tailPos map[uint64]int64
+
+// handleTail is /select/logsql/tail. It runs until the client goes away or
+// the server shuts down; the timeout arg does not apply.
+func (s *Server) handleTail(w http.ResponseWriter, r *http.Request) {
+	setCORS(w)
+	if err := r.ParseForm(); err != nil {
+		http.Error(w, fmt.Sprintf("cannot parse request args: %s", err), http.StatusBadRequest)
+		return
+	}
+	a, err := s.parseSelectArgs(r)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if !a.q.CanLiveTail() {
+		http.Error(w, fmt.Sprintf("the query [%s] cannot be used in live tailing; it may hold only pipes that work line by line (no stats, sort, limit, uniq, top and the like)", a.q), http.StatusBadRequest)
+		return
+	}
+	refresh, err := durationArg(r, "refresh_interval", "1s")
+	if err == nil && refresh <= 0 {
+		err = errors.New("'refresh_interval' must be bigger than zero")
+	}
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	startOffset, err := durationArg(r, "start_offset", "5s")
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	rc := http.NewResponseController(w)
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	w.WriteHeader(http.StatusOK)
+	if err := rc.Flush(); err != nil {
+		return
+	}
+	ctx := r.Context()
+	sortFields := !a.q.FixedFieldsOrder()
+	bw := bufio.NewWriterSize(w, 64<<10)
+	var rows []tailRow
+	send := func() error {
+		if len(rows) == 0 {
+			return nil
+		}
+		slices.SortStableFunc(rows, func(x, y tailRow) int { return cmpInt64(x.ts, y.ts) })
+		rc.SetWriteDeadline(time.Now().Add(tailWriteTimeout))
+		for _, row := range rows {
+			if _, err := bw.Write(row.line); err != nil {
+				return err
+			}
+		}
+		rows = rows[:0]
+		if err := bw.Flush(); err != nil {
+			return err
+		}
+		return rc.Flush()
+	}
+	collect := func(row *query.Row) error {
+		fields := slices.Clone(row.Fields)
+		if sortFields {
+			slices.SortFunc(fields, func(x, y query.Field) int { return strings.Compare(x.Name, y.Name) })
+		}
+		line := appendJSONRow(nil, fields)
+		if len(line) > 0 {
+			rows = append(rows, tailRow{ts: row.Time, line: line})
+		}
+		return nil
+	}
+
+	// The first answer: the lines of the last start_offset, from a
+	// snapshot whose sizes are where the tail then goes on.
+	now := s.cfg.Now().UnixNano()
+	first := *a
+	first.q = cloneQuery(a.q)
+	first.q.AddTimeFilter(now-startOffset, now)
+	pos := tailPos{}
+	if err := s.tailFirst(ctx, &first, pos, collect); err != nil {
+		if ctx.Err() == nil {
+			fmt.Fprintf(bw, "\n%s\n", err)
+			bw.Flush()
+		}
+		return
+	}
+	if send() != nil {
+		return
+	}
+	tick := time.NewTicker(time.Duration(refresh))
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.done:
+			return
+		case <-tick.C:
+		}
+		if err := s.tailNext(ctx, a, pos, collect); err != nil {
+			if ctx.Err() == nil {
+				fmt.Fprintf(bw, "\n%s\n", err)
+				bw.Flush()
+			}
+			return
+		}
+		if send() != nil {
+			return
+		}
+	}
+}
+
+type tailRow struct {
+	ts   int64
+	line []byte
+}
+
+func cloneQuery(q *query.Query) *query.Query {
+	c := *q
+	c.Pipes = slices.Clone(q.Pipes)
+	return &c
+}
+
+// tailFirst runs the first tail query over a snapshot and records in pos
+// how much of each segment the snapshot holds.
+func (s *Server) tailFirst(ctx context.Context, a *selectArgs, pos tailPos, sink sinkFunc) error {
+	snap, err := segment.OpenSnapshot(s.cfg.DataDir, a.tenant)
+	if err != nil {
+		return err
+	}
+	for i := range snap.Files {
+		f := &snap.Files[i]
+		if f.Limit >= 0 {
+			pos[f.Seq] = f.Limit
+			continue
+		}
+		// A .zst without metadata: its size is what it decompresses to.
+		n, err := readSegment(snap, f, 0, -1, io.Discard)
+		if err != nil {
+			snap.Close()
+			return err
+		}
+		pos[f.Seq] = n
+	}
+	snap.Close()
+	_, err = s.run(ctx, a, a.q, sink)
+	return err
+}
+
+// tailNext reads the lines acknowledged since pos (at most tailMaxRead
+// bytes), runs the query over them and moves pos past them.
+func (s *Server) tailNext(ctx context.Context, a *selectArgs, pos tailPos, sink sinkFunc) error {
+	snap, err := segment.OpenSnapshot(s.cfg.DataDir, a.tenant)
+	if err != nil {
+		return err
+	}
+	defer snap.Close()
+	var buf bytes.Buffer
+	for i := range snap.Files {
+		f := &snap.Files[i]
+		from := pos[f.Seq]
+		if f.Limit >= 0 && f.Limit <= from {
+			continue
+		}
+		room := int64(tailMaxRead - buf.Len())
+		if room <= 0 {
+			break
+		}
+		end := f.Limit
+		if end < 0 || end-from > room {
+			end = -1
+		}
+		n, err := readSegment(snap, f, from, end, &lineCap{w: &buf, room: room})
+		if err != nil {
+			return err
+		}
+		pos[f.Seq] = from + n
+	}
+	if buf.Len() == 0 {
+		return nil
+	}
+	cfg := fileread.Config{Stdin: bytes.NewReader(buf.Bytes()), Workers: 1}
+	opts := query.Options{AccountID: a.tenant.AccountID, ProjectID: a.tenant.ProjectID, StoreFields: true}
+	_, err = query.Run(ctx, a.q, []string{"-"}, cfg, opts, sink)
+	return err
+}
+
+// readSegment copies the lines of f from byte from (decompressed) to byte
+// end, or to the end of the file when end < 0, into w, and returns the
+// bytes copied. A lineCap w may stop it early at a line end.
+func readSegment(snap *segment.Snapshot, f *segment.SnapshotFile, from, end int64, w io.Writer) (int64, error) {
+	fh, err := snap.Open(f)
+	if err != nil {
+		return 0, err
+	}
+	defer fh.Close()
+	var src io.Reader = fh
+	var magic [4]byte
+	if n, _ := fh.ReadAt(magic[:], 0); n == 4 && magic == [4]byte{0x28, 0xb5, 0x2f, 0xfd} {
+		d, err := zstd.NewReader(fh, zstd.WithDecoderConcurrency(1))
+		if err != nil {
+			return 0, err
+		}
+		defer d.Close()
+		if _, err := io.CopyN(io.Discard, d, from); err != nil {
+			return 0, fmt.Errorf("cannot read %s: %w", f.Path, err)
+		}
+		src = d
+	} else if _, err := fh.Seek(from, io.SeekStart); err != nil {
+		return 0, err
+	}
+	if end >= 0 {
+		src = io.LimitReader(src, end-from)
+	}
+	n, err := io.Copy(w, src)
+	if errors.Is(err, errLineCap) {
+		err = nil
+	}
+	if lc, ok := w.(*lineCap); ok {
+		n = lc.done
+	}
+	if err != nil {
+		return n, fmt.Errorf("cannot read %s: %w", f.Path, err)
+	}
+	return n, nil
+}
+
+var errLineCap = errors.New("read cap reached")
+
+// lineCap writes whole lines to w until room bytes are used, then fails
+// with errLineCap; done counts the bytes of whole lines written.
+type lineCap struct {
+	w       *bytes.Buffer
+	room    int64
+	done    int64
+	partial []byte
+}
+
+func (c *lineCap) Write(p []byte) (int, error) {
+	c.partial = append(c.partial, p...)
+	i := bytes.LastIndexByte(c.partial, '\n')
+	if i < 0 {
+		if int64(len(c.partial)) > c.room {
+			return 0, errLineCap
+		}
+		return len(p), nil
+	}
+	whole := c.partial[:i+1]
+	if int64(len(whole)) > c.room {
+		// Take the lines that fit; a first line longer than the room is
+		// taken whole, so that the tail always moves on.
+		j := bytes.LastIndexByte(whole[:c.room], '\n')
+		if j < 0 && c.done == 0 {
+			j = bytes.IndexByte(whole, '\n')
+		}
+		if j >= 0 {
+			c.w.Write(whole[:j+1])
+			c.done += int64(j + 1)
+		}
+		return 0, errLineCap
+	}
+	c.w.Write(whole)
+	c.done += int64(len(whole))
+	c.room -= int64(len(whole))
+	c.partial = append(c.partial[:0], c.partial[i+1:]...)
+	return len(p), nil
+}
