@@ -73,7 +73,7 @@ func newStatsProc(p *plan, st *PipeStats, next processor) (processor, error) {
 		if spec.ifm, err = compileIf(f.If); err != nil {
 			return nil, err
 		}
-		col, err := newStatsColumn(p, f, sp.mem)
+		col, err := newStatsColumn(p, st, f, sp.mem)
 		if err != nil {
 			return nil, err
 		}

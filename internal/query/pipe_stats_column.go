@@ -19,9 +19,9 @@ type statsColumn interface {
 	addRows(g int, n int64)
 }
 
-// newStatsColumn compiles f into a column: flat numeric slices for the
-// simple functions, state objects per group for the rest.
-func newStatsColumn(p *plan, f StatsFunc, mem *memTracker) (statsColumn, error) {
+// newStatsColumn compiles f, a function of st, into a column: flat numeric
+// slices for the simple functions, state objects per group for the rest.
+func newStatsColumn(p *plan, st *PipeStats, f StatsFunc, mem *memTracker) (statsColumn, error) {
 	fields := f.Fields
 	if len(fields) == 1 && fields[0] == "*" {
 		fields = nil
@@ -32,6 +32,13 @@ func newStatsColumn(p *plan, f StatsFunc, mem *memTracker) (statsColumn, error) 
 	case "count_empty":
 		return &countColumn{fields: fields, empty: true}, nil
 	case "rate":
+		// Per second of a _time bucket, else of the query's time range (as
+		// VictoriaLogs' initRateFuncsFromTimeBucket).
+		for _, b := range st.By {
+			if b.Name == "_time" && b.BucketNs > 0 {
+				return &countColumn{rate: float64(b.BucketNs) / 1e9}, nil
+			}
+		}
 		secs := float64(p.timeMax-p.timeMin+1) / 1e9
 		if !p.hasTimeRange || p.timeMax == math.MaxInt64 || p.timeMin == math.MinInt64 || secs <= 0 {
 			return nil, fmt.Errorf("cannot compute %s: the query's _time filter must have both bounds", f.Result)
@@ -55,7 +62,7 @@ func newStatsColumn(p *plan, f StatsFunc, mem *memTracker) (statsColumn, error) 
 type countColumn struct {
 	fields []string
 	empty  bool    // count_empty: rows where every field is empty
-	rate   float64 // rate: seconds of the query's time range
+	rate   float64 // rate: seconds of the _time bucket or the query's time range
 	sumLen bool    // sum_len: total bytes of the values
 	n      []int64
 }

@@ -132,3 +132,21 @@ func TestStatsWeekBuckets(t *testing.T) {
 		`{"_time":"2025-12-25T00:00:00Z","n":"2"}`,
 		`{"_time":"2026-01-01T00:00:00Z","n":"1"}`)
 }
+
+// TestStatsRateBucket checks that rate() is per second of the _time bucket
+// when there is one, not of the query's time range (VictoriaLogs).
+func TestStatsRateBucket(t *testing.T) {
+	expectQueryRows(t, bucketLines, `_time:[2025-12-31T00:00:00Z, 2026-01-02T00:00:00Z) | stats by (_time:1h) rate() r`,
+		`{"_time":"2025-12-31T20:00:00Z","r":"0.0002777777777777778"}`,
+		`{"_time":"2025-12-31T21:00:00Z","r":"0.0002777777777777778"}`,
+		`{"_time":"2026-01-01T02:00:00Z","r":"0.0002777777777777778"}`,
+		`{"_time":"2026-01-01T03:00:00Z","r":"0.0002777777777777778"}`,
+		`{"_time":"2026-01-01T23:00:00Z","r":"0.0002777777777777778"}`)
+	// No time range is needed then.
+	expectQueryRows(t, bucketLines, `* | stats by (_time:1d offset 3h) rate() r`,
+		`{"_time":"2025-12-30T21:00:00Z","r":"0.000011574074074074073"}`,
+		`{"_time":"2025-12-31T21:00:00Z","r":"0.00003472222222222222"}`,
+		`{"_time":"2026-01-01T21:00:00Z","r":"0.000011574074074074073"}`)
+	expectQueryRows(t, bucketLines, `_time:[2025-12-31T00:00:00Z, 2026-01-02T00:00:00Z) | stats rate() r`,
+		`{"r":"0.000028935185185185186"}`)
+}

@@ -185,7 +185,7 @@ func newPlan(q *Query, opts Options) (*plan, error) {
 		}
 	}
 	for _, pp := range q.Pipes {
-		if st, ok := pp.(*PipeStats); ok {
+		if st, ok := pp.(*PipeStats); ok && !hasTimeBucket(st) {
 			for _, f := range st.Funcs {
 				if f.Name == "rate" && !p.hasTimeRange {
 					return nil, fmt.Errorf("cannot run %s: rate() needs a _time filter with both bounds in the query, such as _time:[2026-01-01T00:00:00Z, 2026-01-01T01:00:00Z) or _time:1h", f.Result)
@@ -194,6 +194,17 @@ func newPlan(q *Query, opts Options) (*plan, error) {
 		}
 	}
 	return p, nil
+}
+
+// hasTimeBucket reports whether st groups by a _time bucket, whose step is
+// what its rate() divides by.
+func hasTimeBucket(st *PipeStats) bool {
+	for _, b := range st.By {
+		if b.Name == "_time" && b.BucketNs > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // forEachFilter calls fn on every filter node of q: the query's filter and
