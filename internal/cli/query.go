@@ -153,7 +153,7 @@ Exit status: 0 ok, 1 query or runtime error, 2 usage error.`,
 	fl.StringVar(&opts.strategy, "strategy", "auto", "read strategy: auto, mmap, pread, bufio or stream (see spate bench io)")
 	fl.Var(&chunk, "chunk-size", "bytes per work item, e.g. 1MiB (default 0: the strategy's own)")
 	fl.Var(&maxLine, "max-line-size", "longest line read; longer lines are skipped without being held in memory, counted, and named (file and offset) on stderr")
-	fl.Var(&maxMemory, "max-memory", "memory for exact count_uniq, quantile and group state before switching to sketches (0: no cap)")
+	fl.Var(&maxMemory, "max-memory", "memory for exact count_uniq, quantile and group state before switching to sketches, and for the rows a sort keeps (past it the query fails; 0: no cap)")
 	fl.Var(&groupMem, "group-memory", fmt.Sprintf("memory for stats groups, shared by the workers, before partial counts and sums spill to temp files in --temp-dir (exact; 0: never spill) (default %s per worker)", formatSize(query.DefaultGroupMemory)))
 	fl.StringVar(&opts.tempDir, "temp-dir", "", "directory for spill files (default: $TMPDIR or /tmp)")
 	fl.StringVar(&opts.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (for go tool pprof)")

@@ -36,6 +36,11 @@ type serveOpts struct {
 	logFormat     string
 	logLevel      string
 	slowWrite     time.Duration
+
+	maxQueries       int
+	maxQueryDuration time.Duration
+	maxQueueDuration time.Duration
+	queryMemory      sizeFlag
 }
 
 func newServeCmd() *cobra.Command {
@@ -44,13 +49,16 @@ func newServeCmd() *cobra.Command {
 		maxQueue:    segment.DefaultMaxQueueBytes,
 		maxInflight: ingest.DefaultMemoryBytes,
 		segmentSize: segment.DefaultMaxSegmentBytes,
+		queryMemory: server.DefaultQueryMemory,
 	}
 	cmd := &cobra.Command{
 		Use:   "serve --data DIR [flags]",
-		Short: "Ingest NDJSON logs over HTTP into durable segment files",
+		Short: "Ingest NDJSON logs over HTTP into durable segment files and query them as VictoriaLogs does",
 		Long: `Serve an HTTP API that takes NDJSON log lines and stores them in append-only
 segment files under --data, acknowledging a request only once its lines are
-written (and, with --fsync batch, fsynced).
+written (and, with --fsync batch, fsynced), and answers VictoriaLogs'
+querying API over them, so that vlogscli, Grafana's VictoriaLogs datasource
+and curl work against spate as against VictoriaLogs v1.52.1.
 
 Endpoints (main listener):
   POST /insert/jsonline   VictoriaLogs-compatible: the query args _time_field,
@@ -58,6 +66,18 @@ Endpoints (main listener):
                           decolorize_fields, extra_fields, debug and their
                           VL-* headers; Content-Encoding gzip or zstd
   POST /api/v1/ingest     the same (PUT too, for curl -T)
+  GET|POST /select/logsql/query        LogsQL query; NDJSON rows as found
+                          (limit=N: the N newest; offset, format=csv)
+  GET|POST /select/logsql/hits         counts per step (offset, field,
+                          fields_limit), zero-filled buckets
+  GET|POST /select/logsql/stats_query, /stats_query_range
+                          a query ending in stats, Prometheus-shaped
+  GET|POST /select/logsql/facets, /field_names, /field_values, /streams,
+           /stream_ids, /stream_field_names, /stream_field_values,
+           /query_time_range
+  GET|POST /select/logsql/tail         live: matching lines as they are
+                          acknowledged (refresh_interval, start_offset)
+  GET  /select/tenant_ids, /select/buildinfo
   GET  /metrics           Prometheus text format
   GET  /healthz, /readyz  liveness; readiness (503 when the queue is >90%
                           full or the server is stopping)
@@ -103,6 +123,25 @@ segments are compressed to .ndjson.zst in the background after
 back to its last complete line. SIGINT/SIGTERM: stop taking requests,
 finish those in flight, write and fsync the queue, exit.
 
+Queries: every /select endpoint takes query, start, end (exclusive), time
+(RFC 3339 with or without a zone, 2026-01-02, 2026-01-02T15, Unix seconds,
+ms or ns, now, -5m), timeout, extra_filters and extra_stream_filters, and
+the AccountID/ProjectID headers; each reads a fresh snapshot of the
+tenant's segments (a line is visible once acknowledged), skips segments
+whose metadata rules them out (time range, streams) and decodes sealed .zst
+segments while it scans. Up to --max-concurrent-queries run at once; the
+others wait up to --max-queue-duration, then get 503. Errors as
+VictoriaLogs sends them: 400 with the parser's message (a bad query, time
+or arg), 422 in Prometheus' JSON shape from the stats endpoints, 422 for a
+query past --query-memory, 503 past --max-query-duration. A client that
+goes away cancels its query. Known differences from VictoriaLogs:
+field_names counts the rows that have a value (VictoriaLogs counts the rows
+of its storage blocks that have the column, so its numbers are higher), and
+/tail sends lines as they are acknowledged, whatever their _time, instead
+of re-querying a time window: its offset arg (holding back lines younger
+than it) defaults to 0 instead of 5s, so lines arrive within
+refresh_interval (default 1s).
+
 Tokens: with --auth-token-file, /insert/, /api/v1/ingest and /select/
 requests must send "Authorization: Bearer TOKEN" (/healthz, /readyz and
 /metrics need none). The file holds one token a line:
@@ -127,6 +166,10 @@ Examples:
   spate serve --data ./logs --auth-token-file tokens
   curl -H 'Authorization: Bearer c0ffee' --data-binary @app.ndjson \
        http://127.0.0.1:9428/insert/jsonline                 # into 3:4
+  curl http://127.0.0.1:9428/select/logsql/query -d 'query=error _time:5m'
+  curl http://127.0.0.1:9428/select/logsql/hits -d 'query=*' -d step=1h -d start=-1d
+  curl -N http://127.0.0.1:9428/select/logsql/tail -d 'query=level:error'
+  vlogscli -datasource.url=http://127.0.0.1:9428/select/logsql/query
   spate query '* | stats count()' ./logs`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -149,6 +192,10 @@ Examples:
 	fl.DurationVar(&o.compressDelay, "compress-delay", segment.DefaultCompressDelay, "how long a sealed segment stays plain before it is compressed, so that bursts of ingestion have the disk to themselves (0: at once)")
 	fl.StringVar(&o.tokenFile, "auth-token-file", "", "file of bearer tokens, one per line as TOKEN [tenant=ACCOUNT:PROJECT] [read|write|read,write] (see Tokens above); /insert and /select requests must send one (Authorization: Bearer TOKEN)")
 	fl.DurationVar(&o.readTimeout, "read-timeout", time.Minute, "longest time a client may send nothing while its body is read (408, keeping its complete lines)")
+	fl.IntVar(&o.maxQueries, "max-concurrent-queries", 0, "/select queries run at once; others wait up to --max-queue-duration, then get 503 (default: 2 per CPU up to 4 CPUs, at most 16, as VictoriaLogs)")
+	fl.DurationVar(&o.maxQueryDuration, "max-query-duration", server.DefaultMaxQueryDuration, "longest a /select query may run (503 past it); a request's timeout arg may lower it")
+	fl.DurationVar(&o.maxQueueDuration, "max-queue-duration", server.DefaultMaxQueueDuration, "longest a /select query waits for one of --max-concurrent-queries")
+	fl.Var(&o.queryMemory, "query-memory", "memory each query may use for exact stats state and sorted rows; past it count_uniq and quantiles switch to sketches, stats groups spill to disk, and a sort fails with 422")
 	fl.StringVar(&o.logFormat, "log-format", "text", "log format on stderr: text or json")
 	fl.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fl.DurationVar(&o.slowWrite, "debug-slow-write", 0, "sleep before each write batch, to simulate a slow disk (tests, demos)")
@@ -200,10 +247,14 @@ func runServe(ctx context.Context, o *serveOpts, stderr io.Writer) error {
 			MaxLineBytes: int(o.maxLine),
 			MemoryBytes:  int64(o.maxInflight),
 		},
-		MaxRequestBytes: int64(o.maxRequest),
-		ReadTimeout:     o.readTimeout,
-		AuthTokens:      tokens,
-		Logger:          log,
+		MaxRequestBytes:      int64(o.maxRequest),
+		ReadTimeout:          o.readTimeout,
+		MaxConcurrentQueries: o.maxQueries,
+		MaxQueryDuration:     o.maxQueryDuration,
+		MaxQueueDuration:     o.maxQueueDuration,
+		QueryMemory:          int64(o.queryMemory),
+		AuthTokens:           tokens,
+		Logger:               log,
 	}
 	srv, err := server.New(cfg)
 	if err != nil {

@@ -45,7 +45,7 @@ func newProcessor(p *plan, pipe Pipe, next processor) (processor, error) {
 	case *PipeOffset:
 		return &offsetProc{n: pp.N, next: next}, nil
 	case *PipeSort:
-		return newSortProc(pp, next), nil
+		return newSortProc(pp, p.opts.MaxMemory, next), nil
 	case *PipeStats:
 		return newStatsProc(p, pp, next)
 	case *PipeTop:

@@ -1,6 +1,8 @@
 package query
 
 import (
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
 )
@@ -17,10 +19,49 @@ type sortProc struct {
 	rows   []*Row
 	worst  *Row // with a limit: the last of the best rows after a cut
 	next   processor
+	// size is the bytes the kept rows hold (about); maxSize, if > 0, is
+	// Options.MaxMemory: past it the sort fails with ErrMemoryLimit.
+	size, maxSize int64
 }
 
-func newSortProc(p *PipeSort, next processor) *sortProc {
-	return &sortProc{by: p.By, desc: p.Desc, offset: p.Offset, limit: p.Limit, next: next}
+// ErrMemoryLimit is the error of a query that would hold more rows in
+// memory than Options.MaxMemory allows.
+var ErrMemoryLimit = errors.New("the query needs more memory than allowed")
+
+func newSortProc(p *PipeSort, maxSize int64, next processor) *sortProc {
+	return &sortProc{by: p.By, desc: p.Desc, offset: p.Offset, limit: p.Limit, maxSize: maxSize, next: next}
+}
+
+// rowSize is about the memory a cloned row holds.
+func rowSize(r *Row) int64 {
+	n := int64(64 + 32*len(r.Fields))
+	for _, f := range r.Fields {
+		n += int64(len(f.Name) + len(f.Value))
+	}
+	return n
+}
+
+// checkSize cuts the rows to the best offset+limit when that frees memory,
+// then fails if they still hold more than maxSize.
+func (p *sortProc) checkSize() error {
+	if p.maxSize <= 0 || p.size <= p.maxSize {
+		return nil
+	}
+	if k := p.keep(); k >= 0 && len(p.rows) > k {
+		p.sortRows()
+		clear(p.rows[k:])
+		p.rows = p.rows[:k]
+		p.worst = p.rows[k-1]
+		p.size = 0
+		for _, r := range p.rows {
+			p.size += rowSize(r)
+		}
+	}
+	if p.size > p.maxSize {
+		return fmt.Errorf("sort holds %d rows, over the %d MiB a query may use; narrow the filter or the time range, lower the limit, or aggregate with stats: %w",
+			len(p.rows), p.maxSize>>20, ErrMemoryLimit)
+	}
+	return nil
 }
 
 func (p *sortProc) keep() int {
@@ -36,12 +77,21 @@ func (p *sortProc) push(r *Row) error {
 		// Fast path for top-N: r cannot enter the best k.
 		return nil
 	}
-	p.rows = append(p.rows, r.Clone())
+	c := r.Clone()
+	p.rows = append(p.rows, c)
+	p.size += rowSize(c)
+	if err := p.checkSize(); err != nil {
+		return err
+	}
 	if k >= 0 && len(p.rows) >= 2*k+1024 {
 		p.sortRows()
 		clear(p.rows[k:])
 		p.rows = p.rows[:k]
 		p.worst = p.rows[k-1]
+		p.size = 0
+		for _, r := range p.rows {
+			p.size += rowSize(r)
+		}
 	}
 	return nil
 }
@@ -80,9 +130,11 @@ func (p *sortProc) sortRows() {
 }
 
 func (p *sortProc) merge(o processor) error {
-	p.rows = append(p.rows, o.(*sortProc).rows...)
+	o2 := o.(*sortProc)
+	p.rows = append(p.rows, o2.rows...)
+	p.size += o2.size
 	p.worst = nil
-	return nil
+	return p.checkSize()
 }
 
 func (p *sortProc) flush() error {

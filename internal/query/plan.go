@@ -19,7 +19,8 @@ type Options struct {
 	// MaxMemory caps the memory that exact stats state (distinct values,
 	// quantile samples, group maps) may hold, in bytes; 0 means no cap.
 	// Past the cap, count_uniq and quantile switch to sketches and the
-	// result says so (Stats.Approximate).
+	// result says so (Stats.Approximate), and a sort that must keep more
+	// rows than the cap fails with ErrMemoryLimit.
 	MaxMemory int64
 	// GroupMemory is the memory stats groups may hold (shared by the
 	// workers) before partial results spill to temp files in TempDir;

@@ -37,6 +37,7 @@ type serverMetrics struct {
 	queryQueued   prometheus.Counter
 	queryBytes    prometheus.Counter
 	queryLines    prometheus.Counter
+	tailDropped   prometheus.Counter
 }
 
 func newServerMetrics(s *Server) *serverMetrics {
@@ -63,6 +64,7 @@ func newServerMetrics(s *Server) *serverMetrics {
 		queryQueued:   f.counter("spate_select_queued_total", "Queries that waited for a free slot (--max-concurrent-queries)."),
 		queryBytes:    f.counter("spate_select_read_bytes_total", "Bytes of segments read by queries."),
 		queryLines:    f.counter("spate_select_matched_rows_total", "Log lines that matched the filters of queries."),
+		tailDropped:   f.counter("spate_select_tail_dropped_total", "Live tails ended because their client stopped reading or went away."),
 	}
 	stat := func(name, help string, v func(st segment.Stats) float64) {
 		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 {

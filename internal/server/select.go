@@ -543,7 +543,11 @@ func (s *Server) run(ctx context.Context, a *selectArgs, q *query.Query, sink qu
 	s.m.queryDone(st)
 	if err != nil && ctx.Err() == nil {
 		var he *httpError
-		if !errors.As(err, &he) && !errors.Is(err, errClientGone) {
+		switch {
+		case errors.As(err, &he), errors.Is(err, errClientGone):
+		case errors.Is(err, query.ErrMemoryLimit):
+			err = &httpError{http.StatusUnprocessableEntity, fmt.Errorf("cannot execute query [%s]: %w (spate serve --query-memory)", q, err)}
+		default:
 			err = &httpError{http.StatusBadRequest, fmt.Errorf("cannot execute query [%s]: %w", q, err)}
 		}
 	}

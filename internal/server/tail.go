@@ -26,14 +26,22 @@ import (
 // what was acknowledged since, each line once, whatever its _time: a line
 // is sent within refresh_interval (default 1s) of its acknowledgement.
 //
+// The offset arg (default 0 here, 5s in VictoriaLogs) holds back the lines
+// whose _time is within offset of now until they are that old.
+//
 // Memory is bounded: each refresh reads at most tailMaxRead new bytes (the
-// rest waits for the next), and a client that does not read its answer for
-// tailWriteTimeout is disconnected.
+// rest waits for the next), lines held back by offset take at most
+// tailMaxHeld bytes (past it the oldest are sent early), and a client that
+// does not read its answer for tailWriteTimeout is disconnected.
 
 const (
-	tailMaxRead      = 16 << 20
-	tailWriteTimeout = 30 * time.Second
+	tailMaxRead = 16 << 20
+	tailMaxHeld = 64 << 20
 )
+
+// tailWriteTimeoutVar is how long a tail waits for its client to take an
+// answer before it gives up on it (a variable for tests).
+var tailWriteTimeoutVar = 30 * time.Second
 
 // tailPos is how much of each segment (by sequence number) a tail has
 // read: the decompressed bytes of its lines.
@@ -69,6 +77,11 @@ func (s *Server) handleTail(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
+	offset, err := durationArg(r, "offset", "0s")
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
 	rc := http.NewResponseController(w)
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.WriteHeader(http.StatusOK)
@@ -79,18 +92,34 @@ func (s *Server) handleTail(w http.ResponseWriter, r *http.Request) {
 	sortFields := !a.q.FixedFieldsOrder()
 	bw := bufio.NewWriterSize(w, 64<<10)
 	var rows []tailRow
+	held := 0 // bytes of rows
 	send := func() error {
 		if len(rows) == 0 {
 			return nil
 		}
 		slices.SortStableFunc(rows, func(x, y tailRow) int { return cmpInt64(x.ts, y.ts) })
-		rc.SetWriteDeadline(time.Now().Add(tailWriteTimeout))
-		for _, row := range rows {
+		n := len(rows)
+		if offset > 0 {
+			cut := s.cfg.Now().UnixNano() - offset
+			n = 0
+			for n < len(rows) && (rows[n].ts <= cut || held > tailMaxHeld) {
+				held -= len(rows[n].line)
+				n++
+			}
+		}
+		if n == 0 {
+			return nil
+		}
+		rc.SetWriteDeadline(time.Now().Add(tailWriteTimeoutVar))
+		for _, row := range rows[:n] {
 			if _, err := bw.Write(row.line); err != nil {
 				return err
 			}
 		}
-		rows = rows[:0]
+		rows = slices.Delete(rows, 0, n)
+		if offset <= 0 {
+			held = 0
+		}
 		if err := bw.Flush(); err != nil {
 			return err
 		}
@@ -104,6 +133,7 @@ func (s *Server) handleTail(w http.ResponseWriter, r *http.Request) {
 		line := appendJSONRow(nil, fields)
 		if len(line) > 0 {
 			rows = append(rows, tailRow{ts: row.Time, line: line})
+			held += len(line)
 		}
 		return nil
 	}
@@ -123,6 +153,7 @@ func (s *Server) handleTail(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if send() != nil {
+		s.m.tailDropped.Inc()
 		return
 	}
 	tick := time.NewTicker(time.Duration(refresh))
@@ -143,6 +174,7 @@ func (s *Server) handleTail(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if send() != nil {
+			s.m.tailDropped.Inc()
 			return
 		}
 	}

@@ -1,0 +1,400 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"net/url"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// get sends a /select request (GET, or POST with a form when post is set)
+// and returns the status and body.
+func get(t *testing.T, base, path string, args url.Values, post bool, hdr ...string) (int, string) {
+	t.Helper()
+	var req *http.Request
+	var err error
+	if post {
+		req, err = http.NewRequest(http.MethodPost, base+path, strings.NewReader(args.Encode()))
+		if err == nil {
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		}
+	} else {
+		req, err = http.NewRequest(http.MethodGet, base+path+"?"+args.Encode(), nil)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(b)
+}
+
+func q(kv ...string) url.Values {
+	v := url.Values{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		v.Add(kv[i], kv[i+1])
+	}
+	return v
+}
+
+// selectData ingests a small fixed data set: 6 lines in two streams of
+// tenant 0:0 and 2 lines of tenant 3:4.
+func selectData(t *testing.T, base string) {
+	t.Helper()
+	lines := `{"ts":"2026-11-22T08:00:00Z","msg":"boot ok","app":"api","level":"info","n":1}
+{"ts":"2026-11-22T08:30:00Z","msg":"disk error","app":"api","level":"error","n":2}
+{"ts":"2026-11-22T09:10:00Z","msg":"request ok","app":"web","level":"info","n":3}
+{"ts":"2026-11-22T09:20:00Z","msg":"timeout error","app":"web","level":"error","n":4}
+{"ts":"2026-11-22T09:40:00Z","msg":"request ok","app":"web","level":"info","n":5}
+{"ts":"2026-11-22T09:50:00Z","msg":"shutdown","app":"api","level":"warn","n":6}
+`
+	if r := post(t, base+"/insert/jsonline?_time_field=ts&_msg_field=msg&_stream_fields=app", []byte(lines)); r.code != 200 {
+		t.Fatalf("ingest: %d %+v", r.code, r.rep)
+	}
+	other := `{"ts":"2026-11-22T09:00:00Z","msg":"secret error","app":"billing","level":"error","n":7}
+{"ts":"2026-11-22T09:05:00Z","msg":"secret ok","app":"billing","level":"info","n":8}
+`
+	if r := post(t, base+"/insert/jsonline?_time_field=ts&_msg_field=msg&_stream_fields=app", []byte(other), "AccountID", "3", "ProjectID", "4"); r.code != 200 {
+		t.Fatalf("ingest 3:4: %d %+v", r.code, r.rep)
+	}
+}
+
+// noLeak checks that the goroutines started by a test end.
+func noLeak(t *testing.T) {
+	t.Helper()
+	before := runtime.NumGoroutine()
+	t.Cleanup(func() {
+		deadline := time.Now().Add(5 * time.Second)
+		for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if n := runtime.NumGoroutine(); n > before {
+			buf := make([]byte, 1<<20)
+			t.Errorf("%d goroutines left running (%d before):\n%s", n-before, before, buf[:runtime.Stack(buf, true)])
+		}
+	})
+}
+
+func TestSelectEndpoints(t *testing.T) {
+	_, ts := newTestServer(t, Config{})
+	selectData(t, ts.URL)
+	tenant := []string{"AccountID", "3", "ProjectID", "4"}
+	cases := []struct {
+		path string
+		args url.Values
+		hdr  []string
+		want string
+	}{
+		{"/select/logsql/query", q("query", "error | fields _time, _msg, n"), nil,
+			`{"_time":"2026-11-22T08:30:00Z","_msg":"disk error","n":"2"}` + "\n" +
+				`{"_time":"2026-11-22T09:20:00Z","_msg":"timeout error","n":"4"}` + "\n"},
+		// limit: the newest, fields sorted by name, _stream and _stream_id included.
+		{"/select/logsql/query", q("query", "app:api", "limit", "1"), nil,
+			`{"_msg":"shutdown","_stream":"{app=\"api\"}","_stream_id":"0000000000000000b229f2d1af9fff8980a49eec4250ada3","_time":"2026-11-22T09:50:00Z","app":"api","level":"warn","n":"6"}` + "\n"},
+		{"/select/logsql/query", q("query", "*", "limit", "2", "offset", "1", "start", "2026-11-22T09", "end", "2026-11-22T09:50:00Z"), nil, ""},
+		{"/select/logsql/query", q("query", "* | fields n", "format", "csv", "start", "1795338000", "end", "1795339800"), nil,
+			"n\n3\n4\n"},
+		{"/select/logsql/query", q("query", "*| stats count() n"), tenant, `{"n":"2"}` + "\n"},
+		{"/select/logsql/hits", q("query", "*", "step", "1h", "start", "2026-11-22T07:00:00Z", "end", "2026-11-22T10:00:00Z"), nil,
+			`{"hits":[{"fields":{},"timestamps":["2026-11-22T07:00:00Z","2026-11-22T08:00:00Z","2026-11-22T09:00:00Z"],"values":[0,2,4],"total":6}]}`},
+		{"/select/logsql/hits", q("query", "*", "step", "1h", "field", "level", "fields_limit", "1"), nil,
+			`{"hits":[{"fields":{"level":"info"},"timestamps":["2026-11-22T08:00:00Z","2026-11-22T09:00:00Z"],"values":[1,2],"total":3},{"fields":{},"timestamps":["2026-11-22T08:00:00Z","2026-11-22T09:00:00Z"],"values":[1,2],"total":3}]}`},
+		{"/select/logsql/stats_query", q("query", "* | stats by (level) count() n | sort by (level)", "time", "2026-11-22T10:00:00Z"), nil,
+			`{"status":"success","data":{"resultType":"vector","result":[{"metric":{"__name__":"n","level":"error"},"value":[1795341600,"2"]},{"metric":{"__name__":"n","level":"info"},"value":[1795341600,"3"]},{"metric":{"__name__":"n","level":"warn"},"value":[1795341600,"1"]}]}}`},
+		{"/select/logsql/stats_query_range", q("query", "error | stats count() n", "step", "1h", "start", "2026-11-22T08:00:00Z", "end", "2026-11-22T10:00:00Z"), nil,
+			`{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"__name__":"n"},"values":[[1795334400,"1"],[1795338000,"1"]]}]}}`},
+		{"/select/logsql/field_values", q("query", "*", "field", "level"), nil,
+			`{"values":[{"value":"info","hits":3},{"value":"error","hits":2},{"value":"warn","hits":1}]}`},
+		{"/select/logsql/field_values", q("query", "*", "field", "level", "limit", "1"), nil,
+			`{"values":[{"value":"error","hits":0}]}`},
+		{"/select/logsql/field_values", q("query", "*", "field", "level"), tenant,
+			`{"values":[{"value":"error","hits":1},{"value":"info","hits":1}]}`},
+		{"/select/logsql/field_names", q("query", "app:web", "filter", "e"), nil,
+			`{"values":[{"value":"_stream","hits":3},{"value":"_stream_id","hits":3},{"value":"_time","hits":3},{"value":"level","hits":3}]}`},
+		{"/select/logsql/streams", q("query", "*"), nil,
+			`{"values":[{"value":"{app=\"api\"}","hits":3},{"value":"{app=\"web\"}","hits":3}]}`},
+		{"/select/logsql/streams", q("query", "*"), tenant,
+			`{"values":[{"value":"{app=\"billing\"}","hits":2}]}`},
+		{"/select/logsql/stream_ids", q("query", "{app=\"api\"}"), nil,
+			`{"values":[{"value":"0000000000000000b229f2d1af9fff8980a49eec4250ada3","hits":3}]}`},
+		{"/select/logsql/stream_field_names", q("query", "*"), nil,
+			`{"values":[{"value":"app","hits":6}]}`},
+		{"/select/logsql/stream_field_values", q("query", "*", "field", "app"), nil,
+			`{"values":[{"value":"api","hits":3},{"value":"web","hits":3}]}`},
+		{"/select/logsql/facets", q("query", "app:web", "limit", "1"), nil,
+			`{"facets":[{"field_name":"_msg","values":[{"field_value":"request ok","hits":2}]},{"field_name":"_time","values":[{"field_value":"2026-11-22T09:10:00Z","hits":1}]},{"field_name":"level","values":[{"field_value":"info","hits":2}]},{"field_name":"n","values":[{"field_value":"3","hits":1}]}]}`},
+		{"/select/logsql/query_time_range", q("query", "_time:[2026-11-22T08:00:00Z, 2026-11-22T09:00:00Z) error"), nil,
+			`{"start":"2026-11-22T08:00:00Z","end":"2026-11-22T08:59:59.999999999Z","hasTimeFilter":true}`},
+		{"/select/tenant_ids", nil, nil,
+			`[{"account_id":0,"project_id":0},{"account_id":3,"project_id":4}]`},
+		{"/select/buildinfo", nil, nil, `{"status":"success","data":{"version":"v1.52.1"}}`},
+	}
+	for i, c := range cases {
+		for _, post := range []bool{false, true} {
+			if post && c.path == "/select/buildinfo" {
+				continue
+			}
+			code, body := get(t, ts.URL, c.path, c.args, post, c.hdr...)
+			if c.want == "" && c.path == "/select/logsql/query" {
+				// limit 2 offset 1 over [09:00, 09:50): 09:20, 09:10.
+				lines := strings.Split(strings.TrimSpace(body), "\n")
+				if code != 200 || len(lines) != 2 || !strings.Contains(lines[0], `"n":"4"`) || !strings.Contains(lines[1], `"n":"3"`) {
+					t.Errorf("case %d %s %v: %d %s", i, c.path, c.args, code, body)
+				}
+				continue
+			}
+			if code != 200 || body != c.want {
+				t.Errorf("case %d %s %v (post %v): %d\n got  %s\n want %s", i, c.path, c.args, post, code, body, c.want)
+			}
+		}
+	}
+}
+
+func TestSelectTenantIsolation(t *testing.T) {
+	_, ts := newTestServer(t, Config{})
+	selectData(t, ts.URL)
+	// Tenant 5:6 has nothing; 3:4 never sees 0:0's lines and 0:0 never
+	// sees "secret".
+	for _, path := range []string{"query", "hits", "facets", "field_names", "field_values", "streams", "stream_ids", "stream_field_names", "stream_field_values", "stats_query", "stats_query_range"} {
+		args := q("query", "*", "step", "1h", "field", "_msg")
+		if strings.HasPrefix(path, "stats") {
+			args.Set("query", "* | stats by (_msg) count()")
+		}
+		if path == "stream_field_values" {
+			args.Set("field", "app")
+		}
+		_, body0 := get(t, ts.URL, "/select/logsql/"+path, args, false)
+		_, body34 := get(t, ts.URL, "/select/logsql/"+path, args, false, "AccountID", "3", "ProjectID", "4")
+		code, body56 := get(t, ts.URL, "/select/logsql/"+path, args, false, "AccountID", "5", "ProjectID", "6")
+		if strings.Contains(body0, "secret") || strings.Contains(body0, "billing") {
+			t.Errorf("%s: tenant 0:0 sees 3:4's lines: %s", path, body0)
+		}
+		if strings.Contains(body34, "request") || strings.Contains(body34, `api`) {
+			t.Errorf("%s: tenant 3:4 sees 0:0's lines: %s", path, body34)
+		}
+		if code != 200 || strings.Contains(body56, "secret") || strings.Contains(body56, "request") {
+			t.Errorf("%s: empty tenant 5:6: %d %s", path, code, body56)
+		}
+	}
+}
+
+func TestSelectErrors(t *testing.T) {
+	noLeak(t)
+	s, ts := newTestServer(t, Config{MaxQueueDuration: 50 * time.Millisecond})
+	selectData(t, ts.URL)
+	cases := []struct {
+		path string
+		args url.Values
+		hdr  []string
+		code int
+		want string
+	}{
+		{"/select/logsql/query", q("query", "foo | bad"), nil, 400, `cannot parse ` + "`query`" + ` arg [foo | bad]: cannot parse query at column 7: unknown pipe "bad"`},
+		{"/select/logsql/query", q(), nil, 400, "`query` arg cannot be empty"},
+		{"/select/logsql/query", q("query", "*", "start", "yesterday"), nil, 400, "cannot parse start=yesterday"},
+		{"/select/logsql/query", q("query", "*", "limit", "-1"), nil, 400, `"limit" cannot be smaller than 0`},
+		{"/select/logsql/query", q("query", "*", "limit", "x"), nil, 400, `cannot parse limit="x"`},
+		{"/select/logsql/query", q("query", "*", "format", "xml"), nil, 400, `unexpected format="xml"`},
+		{"/select/logsql/query", q("query", "*", "timeout", "soon"), nil, 400, "cannot parse duration at 'timeout=soon' arg"},
+		{"/select/logsql/query", q("query", "*"), []string{"AccountID", "x"}, 400, "AccountID"},
+		{"/select/logsql/query", q("query", strings.Repeat("a", MaxQueryLen+1)), nil, 400, "cannot exceed"},
+		{"/select/logsql/hits", q("query", "*"), nil, 400, "cannot parse duration from the arg 'step='"},
+		{"/select/logsql/hits", q("query", "*", "step", "0s"), nil, 400, "'step' must be bigger than zero"},
+		{"/select/logsql/field_values", q("query", "*"), nil, 400, "missing 'field' query arg"},
+		{"/select/logsql/stats_query", q("query", "error"), nil, 422, `{"status":"error","errorType":"422","error":"missing ` + "`| stats ...`" + ` pipe in the query [error]"}`},
+		{"/select/logsql/stats_query_range", q("query", "* | stats count() | limit 1", "step", "1h"), nil, 422, "isn't allowed in range queries"},
+		{"/select/logsql/tail", q("query", "* | stats count()"), nil, 400, "cannot be used in live tailing"},
+		{"/select/tenant_ids", q(), []string{"AccountID", "1"}, 403, "cannot be requested with non-empty AccountID"},
+	}
+	for i, c := range cases {
+		code, body := get(t, ts.URL, c.path, c.args, i%2 == 1, c.hdr...)
+		if code != c.code || !strings.Contains(body, c.want) {
+			t.Errorf("case %d %s %v: %d %q, want %d with %q", i, c.path, c.args, code, body, c.code, c.want)
+		}
+	}
+
+	// A query past its timeout gets 503.
+	code, body := get(t, ts.URL, "/select/logsql/query", q("query", "*", "timeout", "1ns"), false)
+	if code != 503 || !strings.Contains(body, "couldn't be executed") {
+		t.Errorf("timeout: %d %q", code, body)
+	}
+	// With every query slot taken, a query waits MaxQueueDuration, then 503.
+	for range cap(s.querySlots) {
+		s.querySlots <- struct{}{}
+	}
+	code, body = get(t, ts.URL, "/select/logsql/query", q("query", "*"), false)
+	for range cap(s.querySlots) {
+		<-s.querySlots
+	}
+	if code != 503 || !strings.Contains(body, "concurrent queries") {
+		t.Errorf("busy: %d %q", code, body)
+	}
+	if code, _ := get(t, ts.URL, "/select/logsql/query", q("query", "*"), false); code != 200 {
+		t.Errorf("after the slots are freed: %d", code)
+	}
+}
+
+// TestSelectSortMemory: a sort that would keep more than QueryMemory of
+// rows fails with 422 instead of growing without bound.
+func TestSelectSortMemory(t *testing.T) {
+	_, ts := newTestServer(t, Config{QueryMemory: 64 << 10})
+	var b strings.Builder
+	for i := range 5000 {
+		fmt.Fprintf(&b, `{"n":%d,"pad":"%s"}`+"\n", i, strings.Repeat("p", 40))
+	}
+	if r := post(t, ts.URL+"/insert/jsonline", []byte(b.String())); r.code != 200 {
+		t.Fatal(r.code)
+	}
+	code, body := get(t, ts.URL, "/select/logsql/query", q("query", "* | sort by (n)"), false)
+	if code != 422 || !strings.Contains(body, "over the 0 MiB a query may use") {
+		t.Errorf("sort over memory: %d %.300s", code, body)
+	}
+	// With a limit the sort keeps only the best rows.
+	code, body = get(t, ts.URL, "/select/logsql/query", q("query", "* | sort by (n) desc | limit 2 | fields n"), false)
+	if code != 200 || body != `{"n":"4999"}`+"\n"+`{"n":"4998"}`+"\n" {
+		t.Errorf("sort with limit: %d %s", code, body)
+	}
+}
+
+// bigStore fills a server with n generated lines (about 150 bytes each).
+func bigStore(t *testing.T, base string, n int) {
+	t.Helper()
+	const per = 50000
+	for i := 0; i < n; i += per {
+		if r := post(t, base+"/insert/jsonline", genLines("row", i, min(per, n-i))); r.code != 200 {
+			t.Fatal(r.code, r.rep)
+		}
+	}
+}
+
+// TestSelectClientGone: a client that goes away stops its query (the scan
+// ends long before it would have read the store) and leaves no goroutine.
+func TestSelectClientGone(t *testing.T) {
+	noLeak(t)
+	s, ts := newTestServer(t, Config{QueryWorkers: 1})
+	bigStore(t, ts.URL, 400000)
+	for _, mode := range []string{"rows", "stats"} {
+		qs := `* | filter id:~"row-.*9$"`
+		if mode == "stats" {
+			qs = `* | stats by (id) count()`
+		}
+		before := readMetric(t, s, "spate_select_read_bytes_total")
+		ctx, cancel := context.WithCancel(context.Background())
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, ts.URL+"/select/logsql/query?"+q("query", qs).Encode(), nil)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			resp, err := http.DefaultClient.Do(req)
+			if err == nil {
+				// Read a little, then stop reading.
+				io.CopyN(io.Discard, resp.Body, 100)
+				<-ctx.Done()
+				resp.Body.Close()
+			}
+		}()
+		time.Sleep(30 * time.Millisecond)
+		start := time.Now()
+		cancel()
+		<-done
+		// The handler counts the bytes its query read when it returns.
+		waitFor(t, "the query to stop", func() bool { return readMetric(t, s, "spate_select_read_bytes_total") > before })
+		read := readMetric(t, s, "spate_select_read_bytes_total") - before
+		t.Logf("%s: stopped %v after the client went away, having read %.1f MB", mode, time.Since(start), read/1e6)
+	}
+}
+
+func readMetric(t *testing.T, s *Server, name string) float64 {
+	t.Helper()
+	mfs, err := s.m.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			v := 0.0
+			for _, m := range mf.GetMetric() {
+				v += m.GetCounter().GetValue()
+			}
+			return v
+		}
+	}
+	return math.NaN()
+}
+
+// TestTail: a tail sends the recent lines, then each matching line once
+// as it is acknowledged, in _time order within a refresh, held back by
+// offset when asked.
+func TestTail(t *testing.T) {
+	noLeak(t)
+	_, ts := newTestServer(t, Config{})
+	// Lines without a time get the server's (fixed) now.
+	post(t, ts.URL+"/insert/jsonline", []byte(`{"msg":"tailme before"}`+"\n"+`{"msg":"other"}`+"\n"))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, ts.URL+"/select/logsql/tail?"+q("query", "tailme | fields _msg", "refresh_interval", "50ms").Encode(), nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/x-ndjson" {
+		t.Fatalf("tail: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	br := bufio.NewReader(resp.Body)
+	want := []string{`{"_msg":"tailme before"}`}
+	for i := range 20 {
+		post(t, ts.URL+"/insert/jsonline", []byte(fmt.Sprintf(`{"msg":"tailme %d"}`+"\n"+`{"msg":"skip %d"}`+"\n", i, i)))
+		want = append(want, fmt.Sprintf(`{"_msg":"tailme %d"}`, i))
+	}
+	for _, w := range want {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatalf("tail: %v after %q", err, line)
+		}
+		if strings.TrimSpace(line) != w {
+			t.Fatalf("tail: got %q, want %q", line, w)
+		}
+	}
+	cancel()
+}
+
+// TestTailSlowReader: a tail client that stops reading is disconnected
+// once its writes stall for tailWriteTimeout, and its goroutine ends.
+func TestTailSlowReader(t *testing.T) {
+	noLeak(t)
+	old := tailWriteTimeoutVar
+	tailWriteTimeoutVar = 200 * time.Millisecond
+	defer func() { tailWriteTimeoutVar = old }()
+	s, ts := newTestServer(t, Config{})
+	conn, err := net.Dial("tcp", ts.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "GET /select/logsql/tail?query=*&refresh_interval=20ms HTTP/1.1\r\nHost: x\r\n\r\n")
+	// Never read; ingest far more than the socket buffers hold.
+	for i := range 20 {
+		post(t, ts.URL+"/insert/jsonline", genLines(fmt.Sprintf("slow%d-", i), 0, 20000))
+	}
+	waitFor(t, "the tail to give up on its reader", func() bool {
+		return readMetric(t, s, "spate_select_tail_dropped_total") >= 1
+	})
+}
