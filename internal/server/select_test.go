@@ -11,8 +11,11 @@ import (
 	"net/url"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/spate-io/spate/internal/segment"
 )
 
 // get sends a /select request (GET, or POST with a form when post is set)
@@ -397,4 +400,69 @@ func TestTailSlowReader(t *testing.T) {
 	waitFor(t, "the tail to give up on its reader", func() bool {
 		return readMetric(t, s, "spate_select_tail_dropped_total") >= 1
 	})
+}
+
+// TestSelectWhileWriting: counts over HTTP never go down and never pass
+// the acknowledged lines while requests are stored, segments sealed (every
+// 64 KiB) and compressed at once; once writing stops they equal the lines
+// stored, and hits and stats agree.
+func TestSelectWhileWriting(t *testing.T) {
+	noLeak(t)
+	s, ts := newTestServer(t, Config{Segment: segment.Options{MaxSegmentBytes: 64 << 10, CompressDelay: -1}})
+	var acked atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 60 {
+			r := post(t, ts.URL+"/insert/jsonline", genLines(fmt.Sprintf("w%d", i), 0, 1000))
+			if r.code != 200 {
+				t.Errorf("ingest %d: %d", i, r.code)
+				return
+			}
+			acked.Add(int64(r.rep.Accepted))
+		}
+	}()
+	last := int64(-1)
+	count := func() int64 {
+		code, body := get(t, ts.URL, "/select/logsql/query", q("query", "* | stats count() n"), false)
+		var n int64
+		if code != 200 || func() error { _, err := fmt.Sscanf(body, `{"n":"%d"}`, &n); return err }() != nil {
+			t.Fatalf("count: %d %s", code, body)
+		}
+		return n
+	}
+	for running := true; running; {
+		select {
+		case <-done:
+			running = false
+		default:
+		}
+		lo := acked.Load()
+		n := count()
+		hi := acked.Load() + 1000 // a request may be acknowledged while it is read
+		if n < last || n < lo || n > hi {
+			t.Fatalf("count %d: want >= %d (last) and in [%d, %d] (acknowledged)", n, last, lo, hi)
+		}
+		last = n
+	}
+	if n := count(); n != 60000 || acked.Load() != 60000 {
+		t.Fatalf("final count %d, acknowledged %d, want 60000", n, acked.Load())
+	}
+	waitFor(t, "segments to be compressed", func() bool {
+		files, _ := segment.List(s.cfg.DataDir)
+		zst := 0
+		for _, f := range files {
+			if f.Compressed {
+				zst++
+			}
+		}
+		return zst >= len(files)/2 && zst > 10
+	})
+	if n := count(); n != 60000 {
+		t.Fatalf("count after compression %d, want 60000", n)
+	}
+	_, hits := get(t, ts.URL, "/select/logsql/hits", q("query", "*", "step", "1d"), false)
+	if !strings.Contains(hits, `"total":60000`) {
+		t.Fatalf("hits: %s", hits)
+	}
 }
