@@ -244,6 +244,9 @@ func runQuery(ctx context.Context, opts queryOptions, text string, args []string
 		Progress:    &done,
 		AccountID:   tenant.AccountID,
 		ProjectID:   tenant.ProjectID,
+		// Lines stored without a stream read as _stream {}, as spate serve
+		// answers them, when every input is a store segment.
+		StoreFields: len(inputs) > 0 && store.Holds(inputs),
 	}
 	cfg := fileread.Config{
 		Strategy:      strategy,

@@ -552,6 +552,19 @@ func TestServeTenants(t *testing.T) {
 			t.Errorf("tenant %q: %s lines, want %s", c.tenant, got, c.want)
 		}
 	}
+	// Lines stored without a stream read as the stream {} with its ID in
+	// the tenant, as spate serve's query API and VictoriaLogs answer.
+	for _, c := range []struct{ tenant, want string }{
+		{"0:0", `_stream,_stream_id,n
+{},0000000000000000e934a84adb05276890d7f7bfcadabe92,3`},
+		{"7:8", `_stream,_stream_id,n
+{},0000000700000008e934a84adb05276890d7f7bfcadabe92,5`},
+	} {
+		code, out, stderr := runCLI(t, "query", "--format", "csv", "--tenant", c.tenant, "* | stats by (_stream, _stream_id) count() n", dir)
+		if code != ExitOK || strings.TrimSpace(string(out)) != c.want {
+			t.Errorf("streams of tenant %s: exit %d: %s%s\nwant %s", c.tenant, code, out, stderr, c.want)
+		}
+	}
 	if code, _, stderr := runCLI(t, "query", "--tenant", "7:8", "*", t.TempDir()); code != ExitUsage || !strings.Contains(string(stderr), "no input is one") {
 		t.Fatalf("--tenant on a plain directory: exit %d: %s", code, stderr)
 	}

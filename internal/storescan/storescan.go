@@ -120,6 +120,16 @@ func (s *Inputs) Open(name string) (*os.File, int64, error) {
 	return f, -1, err
 }
 
+// Holds reports whether every one of names is a segment Add gave.
+func (s *Inputs) Holds(names []string) bool {
+	for _, n := range names {
+		if _, ok := s.files[n]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
 // Snapshots is the number of data directories added.
 func (s *Inputs) Snapshots() int { return len(s.snaps) }
 
