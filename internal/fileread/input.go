@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"sync/atomic"
 
 	"github.com/klauspost/compress/gzip"
@@ -140,6 +141,29 @@ func (in *input) auto() Strategy {
 	return AutoRegular
 }
 
+// zstdPool keeps zstd decoders between inputs: a decoder's window and
+// block buffers are several MB, and a store query opens one per segment.
+var zstdPool sync.Pool
+
+func getZstd(r io.Reader) (*zstd.Decoder, error) {
+	if d, ok := zstdPool.Get().(*zstd.Decoder); ok {
+		if err := d.Reset(r); err == nil {
+			return d, nil
+		}
+		d.Close()
+	}
+	return zstd.NewReader(r, zstd.WithDecoderLowmem(false))
+}
+
+// putZstd returns d to the pool once it no longer reads its input.
+func putZstd(d *zstd.Decoder) {
+	if d.Reset(nil) != nil {
+		d.Close()
+		return
+	}
+	zstdPool.Put(d)
+}
+
 // reader returns a sequential reader of the input's (decompressed) bytes,
 // limited to the size at open for regular files, and a close function.
 func (in *input) reader(s Strategy) (io.Reader, func(), error) {
@@ -163,11 +187,11 @@ func (in *input) reader(s Strategy) (io.Reader, func(), error) {
 		}
 		zr, closeZ = gr, func() { gr.Close() }
 	case Zstd:
-		d, err := zstd.NewReader(r, zstd.WithDecoderLowmem(false))
+		d, err := getZstd(r)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: cannot start zstd decoder: %w", in.name, err)
 		}
-		zr, closeZ = d, d.Close
+		zr, closeZ = d, func() { putZstd(d) }
 	default:
 		return r, func() {}, nil
 	}
