@@ -232,7 +232,8 @@ func TestCompressedInputs(t *testing.T) {
 	zs := writeFile(t, dir, "a.log.zst", zstdBytes(t, data))
 	noExt := writeFile(t, dir, "gzip-without-extension", gzipBytes(t, data))
 	multi := writeFile(t, dir, "multi.gz", append(gzipBytes(t, data[:len(data)/2]), gzipBytes(t, data[len(data)/2:])...))
-	for _, cfg := range []Config{{Strategy: Stream, ChunkSize: 777}, {Strategy: Auto}, {Strategy: Stream, Workers: 1}} {
+	for _, cfg := range []Config{{Strategy: Stream, ChunkSize: 777}, {Strategy: Auto}, {Strategy: Stream, Workers: 1},
+		{Strategy: Auto, ParallelInputs: 3}, {Strategy: Stream, ChunkSize: 777, Workers: 3, ParallelInputs: 2}} {
 		done := make([]int64, 4)
 		cfg.InputDone = func(i int, size int64) { done[i] = size }
 		per, st, err := collect(t, []string{gz, zs, noExt, multi}, cfg)

@@ -146,7 +146,7 @@ func (s *scanner) skipMmapLine(idx int, in *input, off, from, seq int64) (int64,
 	if newline {
 		length--
 	}
-	s.long.add(LongLine{Input: idx, Name: in.name, Offset: off, Length: length})
+	s.skipped(LongLine{Input: idx, Name: in.name, Offset: off, Length: length})
 	if !s.send(&skipJob{c: Chunk{Input: idx, Name: in.name, Seq: seq, Offset: off, Skip: next - off, Strategy: Mmap}}) {
 		return -1, nil
 	}
@@ -170,7 +170,7 @@ func (s *scanner) splitWindow(idx int, in *input, win *window, from int64, end i
 					if !s.cfg.SkipLongLines {
 						return &LineTooLongError{Name: in.name, Offset: mapOff + int64(ls), Max: maxLine}
 					}
-					s.long.add(LongLine{Input: idx, Name: in.name, Offset: mapOff + int64(ls), Length: int64(end - ls)})
+					s.skipped(LongLine{Input: idx, Name: in.name, Offset: mapOff + int64(ls), Length: int64(end - ls)})
 					dataEnd = ls
 				}
 			}
@@ -184,7 +184,7 @@ func (s *scanner) splitWindow(idx int, in *input, win *window, from int64, end i
 				if !s.cfg.SkipLongLines {
 					return &LineTooLongError{Name: in.name, Offset: mapOff + int64(ls), Max: maxLine}
 				}
-				s.long.add(LongLine{Input: idx, Name: in.name, Offset: mapOff + int64(ls), Length: int64(le - ls)})
+				s.skipped(LongLine{Input: idx, Name: in.name, Offset: mapOff + int64(ls), Length: int64(le - ls)})
 				dataEnd = ls
 			}
 			q = min(le+1, end)

@@ -44,7 +44,15 @@ type scanner struct {
 	errOnce sync.Once
 	err     error
 
-	long longLines // over-long lines the producer skipped (mmap, bufio, stream)
+	longMu sync.Mutex
+	long   longLines // over-long lines the producers skipped (mmap, bufio, stream)
+}
+
+// skipped records an over-long line a producer skipped.
+func (s *scanner) skipped(x LongLine) {
+	s.longMu.Lock()
+	s.long.add(x)
+	s.longMu.Unlock()
 }
 
 // fail records the first error and cancels the scan.
@@ -104,30 +112,37 @@ func Scan(ctx context.Context, inputs []string, cfg Config, fn func(worker int, 
 	}
 
 	strategies := make([]Strategy, len(inputs))
-	current := ""
-	func() {
-		defer close(s.jobs)
-		defer func() {
-			if r := recover(); r != nil {
-				s.fail(faultError(current, r))
-			}
-		}()
-		// A fault while the producer touches a mapping becomes a panic we
-		// turn into ErrInputChanged instead of a crash.
-		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-		for i, name := range inputs {
-			if s.ctx.Err() != nil {
-				return
-			}
-			current = name
+	// Producers: one input after the other, or up to ParallelInputs at
+	// once, each on its own goroutine.
+	slots := make(chan struct{}, max(cfg.ParallelInputs, 1))
+	var pwg sync.WaitGroup
+	for i, name := range inputs {
+		select {
+		case slots <- struct{}{}:
+		case <-s.ctx.Done():
+		}
+		if s.ctx.Err() != nil {
+			break
+		}
+		pwg.Go(func() {
+			defer func() { <-slots }()
+			defer func() {
+				if r := recover(); r != nil {
+					s.fail(faultError(name, r))
+				}
+			}()
+			// A fault while the producer touches a mapping becomes a panic
+			// we turn into ErrInputChanged instead of a crash.
+			defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 			st, err := s.produce(i, name)
 			strategies[i] = st
 			if err != nil {
 				s.fail(err)
-				return
 			}
-		}
-	}()
+		})
+	}
+	pwg.Wait()
+	close(s.jobs)
 	wg.Wait()
 
 	st := Stats{Strategies: strategies}

@@ -112,7 +112,7 @@ func (s *scanner) produceSeq(idx int, in *input, st Strategy, r io.Reader) (int6
 					putChunkBuf(cb)
 					return 0, seqReadError(in, off+skipped, rerr)
 				}
-				s.long.add(LongLine{Input: idx, Name: in.name, Offset: off, Length: length})
+				s.skipped(LongLine{Input: idx, Name: in.name, Offset: off, Length: length})
 				if !s.send(&skipJob{c: Chunk{Input: idx, Name: in.name, Seq: seq, Offset: off, Skip: skipped, Strategy: st}}) {
 					putChunkBuf(cb)
 					return 0, nil

@@ -131,6 +131,14 @@ type Config struct {
 	// segment once, only as far as its acknowledged lines. The file's
 	// compression is still detected from its first bytes.
 	Open func(name string) (f *os.File, limit int64, err error)
+	// ParallelInputs is how many inputs are read at once (default 1: one
+	// after the other). Reading several helps compressed inputs, whose
+	// decoding is sequential within a file: each input read at once has
+	// its own decoder and its own chunks in flight (Workers of them, or
+	// Workers+2 for Stream). Chunks of later inputs may then arrive
+	// before earlier inputs end, and InputDone may be called concurrently
+	// and out of input order.
+	ParallelInputs int
 	// InputDone, if set, is called on the producer goroutine once every
 	// chunk of input idx has been handed to the workers (some may still be
 	// in flight), with the input's size in bytes as read (decompressed for

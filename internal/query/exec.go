@@ -58,7 +58,9 @@ type Stats struct {
 var errStop = errors.New("no more rows needed")
 
 // Run executes q over inputs (files, or "-" for cfg.Stdin) read with cfg, and
-// writes the result rows to sink.
+// writes the result rows to sink. cfg.ParallelInputs applies only to queries
+// with a pipe that needs all rows (stats, sort, ...); others read their
+// inputs in order, to give rows in file order with bounded memory.
 func Run(ctx context.Context, q *Query, inputs []string, cfg fileread.Config, opts Options, sink Sink) (Stats, error) {
 	start := time.Now()
 	p, err := newPlan(q, opts)
@@ -70,6 +72,11 @@ func Run(ctx context.Context, q *Query, inputs []string, cfg fileread.Config, op
 		return Stats{}, err
 	}
 	cfg.InputDone = e.inputDone
+	if e.order != nil {
+		// Rows come out in file order: reading later inputs early would
+		// only hold their rows until the earlier ones end.
+		cfg.ParallelInputs = 1
+	}
 	rst, err := fileread.Scan(ctx, inputs, cfg, e.chunk)
 	st := e.stats()
 	st.Bytes = rst.Bytes

@@ -534,7 +534,9 @@ func (s *Server) run(ctx context.Context, a *selectArgs, q *query.Query, sink qu
 	if err := in.Add(s.cfg.DataDir, func(name string, _ int64) { names = append(names, name) }); err != nil {
 		return query.Stats{}, &httpError{http.StatusInternalServerError, fmt.Errorf("cannot read the data directory: %w", err)}
 	}
-	cfg := fileread.Config{Open: in.Open, Workers: s.cfg.QueryWorkers}
+	// Sealed segments decode one block after another: read several at
+	// once so that every core has work.
+	cfg := fileread.Config{Open: in.Open, Workers: s.cfg.QueryWorkers, ParallelInputs: runtime.GOMAXPROCS(0)}
 	opts := query.Options{
 		AccountID: a.tenant.AccountID, ProjectID: a.tenant.ProjectID,
 		MaxMemory: s.cfg.QueryMemory, TempDir: s.cfg.TempDir, StoreFields: true,

@@ -16,23 +16,29 @@ import (
 )
 
 // BenchmarkSelectQuery measures /select/logsql/query end to end over a
-// 32 MiB store of generated logs, sealed and compressed (as most of a
-// server's data is): snapshot, pruning, zstd decoding, scan, answer. Bytes
-// are the logs' uncompressed size.
+// 32 MiB store of generated logs, its segments sealed and compressed (zst,
+// as most of a server's data is) or left plain: snapshot, pruning, zstd
+// decoding, scan, answer. Bytes are the logs' uncompressed size.
 func BenchmarkSelectQuery(b *testing.B) {
 	var data bytes.Buffer
 	if _, err := gen.Write(context.Background(), &data, gen.Config{Seed: 1, Size: 32 << 20, Format: "ndjson"}); err != nil {
 		b.Fatal(err)
 	}
+	for _, kind := range []string{"zst", "plain"} {
+		b.Run(kind, func(b *testing.B) { benchSelect(b, data.Bytes(), kind == "plain") })
+	}
+}
+
+func benchSelect(b *testing.B, data []byte, plain bool) {
 	s, err := New(Config{DataDir: b.TempDir(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Segment: segment.Options{MaxSegmentBytes: 4 << 20, CompressDelay: -1}})
+		Segment: segment.Options{MaxSegmentBytes: 4 << 20, CompressDelay: -1, NoCompress: plain}})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer s.Close()
 	ts := httptest.NewServer(s.Handler())
 	defer ts.Close()
-	resp, err := http.Post(ts.URL+"/insert/jsonline?_time_field=ts&_msg_field=msg", "application/stream+json", bytes.NewReader(data.Bytes()))
+	resp, err := http.Post(ts.URL+"/insert/jsonline?_time_field=ts&_msg_field=msg", "application/stream+json", bytes.NewReader(data))
 	if err != nil || resp.StatusCode != 200 {
 		b.Fatal(err, resp)
 	}
@@ -45,7 +51,7 @@ func BenchmarkSelectQuery(b *testing.B) {
 				zst++
 			}
 		}
-		if zst >= len(files)-1 || time.Now().After(deadline) {
+		if plain || zst >= len(files)-1 || time.Now().After(deadline) {
 			break
 		}
 	}
@@ -56,7 +62,7 @@ func BenchmarkSelectQuery(b *testing.B) {
 		{"last_100", "*", "100"},
 	} {
 		b.Run(bq.name, func(b *testing.B) {
-			b.SetBytes(int64(data.Len()))
+			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
 			for b.Loop() {
 				args := q("query", bq.q)
