@@ -1,6 +1,7 @@
 package query
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"strconv"
@@ -250,13 +251,25 @@ func (p *parser) parseTimeValue() (int64, string, error) {
 }
 
 // parseTimeLit parses a time bound of a _time filter into Unix nanoseconds;
-// see the comment at the top of this file for the accepted forms.
+// see the comment at the top of this file for the accepted forms. A time
+// without a zone is UTC.
 func parseTimeLit(s string, now int64) (int64, error) {
+	return ParseTime(s, now, time.UTC)
+}
+
+// ParseTime parses a time as VictoriaLogs reads _time filter bounds and the
+// start, end and time args of its HTTP API: RFC 3339, partial dates (2026,
+// 2026-01, 2026-01-02, 2026-01-02T15, 2026-01-02T15:04), Unix seconds,
+// milliseconds, microseconds or nanoseconds (by magnitude), "now", or a
+// duration back from now ("5m", "-5m", "now-1h"). A time without a zone
+// (neither Z nor ±hh:mm) is in loc.
+func ParseTime(s string, now int64, loc *time.Location) (int64, error) {
 	if s == "now" {
 		return now, nil
 	}
 	orig := s
 	tzOffset := int64(0)
+	zoned := strings.HasSuffix(s, "Z")
 	if len(s) > 6 {
 		tz := s[len(s)-6:]
 		if (tz[0] == '-' || tz[0] == '+') && tz[3] == ':' {
@@ -270,6 +283,7 @@ func parseTimeLit(s string, now int64) (int64, error) {
 				tzOffset = -tzOffset
 			}
 			s = s[:len(s)-6]
+			zoned = true
 		}
 	}
 	s = strings.TrimSuffix(s, "Z")
@@ -306,8 +320,13 @@ func parseTimeLit(s string, now int64) (int64, error) {
 	case len(s) == 19:
 		layout = "2006-01-02T15:04:05"
 	}
+	if !zoned {
+		loc = cmp.Or(loc, time.UTC)
+	} else {
+		loc = time.UTC
+	}
 	if layout != "" {
-		t, err := time.Parse(layout, s)
+		t, err := time.ParseInLocation(layout, s, loc)
 		if err != nil {
 			return 0, err
 		}
@@ -315,8 +334,8 @@ func parseTimeLit(s string, now int64) (int64, error) {
 	}
 	t, err := time.Parse(time.RFC3339Nano, orig)
 	if err != nil {
-		// RFC3339 without a zone: take it as UTC.
-		t, err = time.Parse("2006-01-02T15:04:05.999999999", orig)
+		// RFC3339 without a zone: in loc.
+		t, err = time.ParseInLocation("2006-01-02T15:04:05.999999999", orig, loc)
 		if err != nil {
 			return 0, err
 		}

@@ -164,3 +164,40 @@ func TestParseTimeLit(t *testing.T) {
 	bad("12.34.56")
 	bad("99999999999999999999")
 }
+
+// TestParseTimeZone: ParseTime reads a time without a zone in the given
+// location (the HTTP API's start and end use the local zone, as
+// VictoriaLogs does), and one with Z or an offset as written.
+func TestParseTimeZone(t *testing.T) {
+	ny, err := time.LoadLocation("America/New_York")
+	if err != nil {
+		t.Skip(err)
+	}
+	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC).UnixNano()
+	for _, c := range []struct {
+		in   string
+		want string
+	}{
+		{"2026-11-22T09", "2026-11-22T14:00:00Z"},
+		{"2026-11-22T09Z", "2026-11-22T09:00:00Z"},
+		{"2026-11-22T09:30:00+01:00", "2026-11-22T08:30:00Z"},
+		{"2026-11-22", "2026-11-22T05:00:00Z"},
+		{"2026-11-22T09:30:00.5", "2026-11-22T14:30:00.5Z"},
+		{"2026-11-22T09:30:00.5Z", "2026-11-22T09:30:00.5Z"},
+		{"1795338000", "2026-11-22T09:00:00Z"},
+		{"1795338000123", "2026-11-22T09:00:00.123Z"},
+		{"-5m", "2026-11-22T09:55:00Z"},
+		{"now-1h", "2026-11-22T09:00:00Z"},
+		{"now", "2026-11-22T10:00:00Z"},
+	} {
+		ns, err := ParseTime(c.in, now, ny)
+		if got := time.Unix(0, ns).UTC().Format(time.RFC3339Nano); err != nil || got != c.want {
+			t.Errorf("ParseTime(%q) = %s, %v; want %s", c.in, got, err, c.want)
+		}
+	}
+	for _, bad := range []string{"yesterday", "2026-13-01", "12:00", "1h30x"} {
+		if _, err := ParseTime(bad, now, ny); err == nil {
+			t.Errorf("ParseTime(%q): no error", bad)
+		}
+	}
+}

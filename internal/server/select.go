@@ -21,7 +21,6 @@ import (
 	"github.com/spate-io/spate/internal/query"
 	"github.com/spate-io/spate/internal/segment"
 	"github.com/spate-io/spate/internal/storescan"
-	"github.com/spate-io/spate/internal/timeparse"
 )
 
 // This file is the VictoriaLogs querying API, /select/logsql/*, over the
@@ -190,78 +189,7 @@ func timeArg(r *http.Request, name string, now int64) (int64, bool, error) {
 }
 
 func parseTimeArg(s string, now int64) (int64, error) {
-	if s == "now" {
-		return now, nil
-	}
-	orig := s
-	// The zone: a trailing ±hh:mm, a Z, or none (local time).
-	var zone *time.Location
-	if len(s) > 6 {
-		if tz := s[len(s)-6:]; (tz[0] == '-' || tz[0] == '+') && tz[3] == ':' {
-			h, err1 := strconv.ParseUint(tz[1:3], 10, 8)
-			m, err2 := strconv.ParseUint(tz[4:], 10, 8)
-			if err1 != nil || err2 != nil {
-				return 0, fmt.Errorf("cannot parse timezone offset %q", tz)
-			}
-			off := int(h*3600 + m*60)
-			if tz[0] == '-' {
-				off = -off
-			}
-			zone = time.FixedZone("", off)
-			s = s[:len(s)-6]
-		} else if strings.HasSuffix(s, "Z") {
-			zone = time.UTC
-			s = s[:len(s)-1]
-		} else {
-			zone = time.Local
-		}
-	}
-	s = strings.TrimSuffix(s, "Z")
-	if s != "" && (s[len(s)-1] > '9' || s[0] == '-') || strings.HasPrefix(s, "now") {
-		d, ok := query.ParseDuration(strings.TrimPrefix(s, "now"))
-		if !ok {
-			return 0, fmt.Errorf("cannot parse duration %q", s)
-		}
-		if d < 0 {
-			d = -d
-		}
-		return subSaturated(now, d), nil
-	}
-	if zone == nil {
-		zone = time.UTC
-	}
-	layout := ""
-	switch {
-	case len(s) == 4:
-		layout = "2006"
-	case !strings.Contains(orig, "-"):
-		ns, ok := timeparse.Parse(orig)
-		if !ok {
-			return 0, fmt.Errorf("cannot parse numeric timestamp %q", orig)
-		}
-		return ns, nil
-	case len(s) == 7:
-		layout = "2006-01"
-	case len(s) == 10:
-		layout = "2006-01-02"
-	case len(s) == 13:
-		layout = "2006-01-02T15"
-	case len(s) == 16:
-		layout = "2006-01-02T15:04"
-	case len(s) == 19:
-		layout = "2006-01-02T15:04:05"
-	default:
-		t, err := time.Parse(time.RFC3339, orig)
-		if err != nil {
-			return 0, err
-		}
-		return t.UnixNano(), nil
-	}
-	t, err := time.ParseInLocation(layout, s, zone)
-	if err != nil {
-		return 0, err
-	}
-	return t.UnixNano(), nil
+	return query.ParseTime(s, now, time.Local)
 }
 
 func subSaturated(a, b int64) int64 {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -130,7 +131,7 @@ func (s *Server) handleHits(ctx context.Context, w http.ResponseWriter, r *http.
 		for j := range idx {
 			idx[j] = j
 		}
-		slices.SortStableFunc(idx, func(x, y int) int { return cmpInt64(hs.ts[x], hs.ts[y]) })
+		slices.SortStableFunc(idx, func(x, y int) int { return cmp.Compare(hs.ts[x], hs.ts[y]) })
 		b = append(b, `{"fields":`...)
 		b = append(b, k...)
 		b = append(b, `,"timestamps":[`...)
@@ -159,16 +160,6 @@ func (s *Server) handleHits(ctx context.Context, w http.ResponseWriter, r *http.
 	return err
 }
 
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 // topHitsSeries keeps the limit series with the most hits and sums the
 // others into one series keyed {} (VictoriaLogs' getTopHitsSeries).
 func topHitsSeries(m map[string]*hitsSeries, limit int) map[string]*hitsSeries {
@@ -180,7 +171,7 @@ func topHitsSeries(m map[string]*hitsSeries, limit int) map[string]*hitsSeries {
 		keys = append(keys, k)
 	}
 	slices.SortStableFunc(keys, func(x, y string) int {
-		if c := -cmpUint64(m[x].total, m[y].total); c != 0 {
+		if c := cmp.Compare(m[y].total, m[x].total); c != 0 {
 			return c
 		}
 		return strings.Compare(x, y)
@@ -204,16 +195,6 @@ func topHitsSeries(m map[string]*hitsSeries, limit int) map[string]*hitsSeries {
 	}
 	out["{}"] = o
 	return out
-}
-
-func cmpUint64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // addZeroHits adds a 0 for every bucket between start and end (or the
@@ -457,7 +438,7 @@ func (s *Server) handleStatsQueryRange(ctx context.Context, w http.ResponseWrite
 		for j := range idx {
 			idx[j] = j
 		}
-		slices.SortStableFunc(idx, func(x, y int) int { return cmpInt64(ss.ts[x], ss.ts[y]) })
+		slices.SortStableFunc(idx, func(x, y int) int { return cmp.Compare(ss.ts[x], ss.ts[y]) })
 		b = append(b, `{"metric":`...)
 		b = appendMetric(b, ss)
 		b = append(b, `,"values":[`...)

@@ -112,7 +112,7 @@ func TestSelectEndpoints(t *testing.T) {
 		// limit: the newest, fields sorted by name, _stream and _stream_id included.
 		{"/select/logsql/query", q("query", "app:api", "limit", "1"), nil,
 			`{"_msg":"shutdown","_stream":"{app=\"api\"}","_stream_id":"0000000000000000b229f2d1af9fff8980a49eec4250ada3","_time":"2026-11-22T09:50:00Z","app":"api","level":"warn","n":"6"}` + "\n"},
-		{"/select/logsql/query", q("query", "*", "limit", "2", "offset", "1", "start", "2026-11-22T09", "end", "2026-11-22T09:50:00Z"), nil, ""},
+		{"/select/logsql/query", q("query", "*", "limit", "2", "offset", "1", "start", "2026-11-22T09Z", "end", "2026-11-22T09:50:00Z"), nil, ""},
 		{"/select/logsql/query", q("query", "* | fields n", "format", "csv", "start", "1795338000", "end", "1795339800"), nil,
 			"n\n3\n4\n"},
 		{"/select/logsql/query", q("query", "*| stats count() n"), tenant, `{"n":"2"}` + "\n"},

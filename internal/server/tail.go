@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -97,7 +98,7 @@ func (s *Server) handleTail(w http.ResponseWriter, r *http.Request) {
 		if len(rows) == 0 {
 			return nil
 		}
-		slices.SortStableFunc(rows, func(x, y tailRow) int { return cmpInt64(x.ts, y.ts) })
+		slices.SortStableFunc(rows, func(x, y tailRow) int { return cmp.Compare(x.ts, y.ts) })
 		n := len(rows)
 		if offset > 0 {
 			cut := s.cfg.Now().UnixNano() - offset
