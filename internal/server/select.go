@@ -756,6 +756,16 @@ func filterValues(v []valueHits, sub string) []valueHits {
 	return slices.DeleteFunc(v, func(x valueHits) bool { return !strings.Contains(x.value, sub) })
 }
 
+// fieldArgs reads the field (required) and limit args of the values
+// endpoints.
+func fieldArgs(r *http.Request) (field string, limit int, err error) {
+	if field = r.FormValue("field"); field == "" {
+		return "", 0, errors.New("missing 'field' query arg")
+	}
+	limit, err = positiveIntArg(r, "limit")
+	return field, limit, err
+}
+
 // handleFieldValues is /select/logsql/field_values: the values of field in
 // the matching logs with hits, highest first; filter keeps the values
 // containing it; limit caps the answer.
@@ -764,11 +774,7 @@ func (s *Server) handleFieldValues(ctx context.Context, w http.ResponseWriter, r
 	if err != nil {
 		return err
 	}
-	field := r.FormValue("field")
-	if field == "" {
-		return errors.New("missing 'field' query arg")
-	}
-	limit, err := positiveIntArg(r, "limit")
+	field, limit, err := fieldArgs(r)
 	if err != nil {
 		return err
 	}
@@ -843,11 +849,7 @@ func (s *Server) handleStreamFieldValues(ctx context.Context, w http.ResponseWri
 	if err != nil {
 		return err
 	}
-	field := r.FormValue("field")
-	if field == "" {
-		return errors.New("missing 'field' query arg")
-	}
-	limit, err := positiveIntArg(r, "limit")
+	field, limit, err := fieldArgs(r)
 	if err != nil {
 		return err
 	}

@@ -32,6 +32,19 @@ func durationArg(r *http.Request, name, def string) (int64, error) {
 	return ns, nil
 }
 
+// stepArgs reads the step (required, > 0) and offset (default 0) args of
+// hits and stats_query_range.
+func stepArgs(r *http.Request) (step, offset int64, err error) {
+	if step, err = durationArg(r, "step", ""); err != nil {
+		return 0, 0, err
+	}
+	if step <= 0 {
+		return 0, 0, errors.New("'step' must be bigger than zero")
+	}
+	offset, err = durationArg(r, "offset", "0s")
+	return step, offset, err
+}
+
 // hitsSeries is one line of the /hits answer: the counts of one set of
 // field values per time bucket.
 type hitsSeries struct {
@@ -49,14 +62,7 @@ func (s *Server) handleHits(ctx context.Context, w http.ResponseWriter, r *http.
 	if err != nil {
 		return err
 	}
-	step, err := durationArg(r, "step", "")
-	if err != nil {
-		return err
-	}
-	if step <= 0 {
-		return errors.New("'step' must be bigger than zero")
-	}
-	offset, err := durationArg(r, "offset", "0s")
+	step, offset, err := stepArgs(r)
 	if err != nil {
 		return err
 	}
@@ -409,14 +415,7 @@ func (s *Server) handleStatsQueryRange(ctx context.Context, w http.ResponseWrite
 	if err != nil {
 		return err
 	}
-	step, err := durationArg(r, "step", "")
-	if err != nil {
-		return err
-	}
-	if step <= 0 {
-		return errors.New("'step' must be bigger than zero")
-	}
-	offset, err := durationArg(r, "offset", "0s")
+	step, offset, err := stepArgs(r)
 	if err != nil {
 		return err
 	}
