@@ -344,9 +344,6 @@ func (s *Server) selectHandler(h func(ctx context.Context, w http.ResponseWriter
 		defer s.releaseQuery()
 		ew := &errWriter{ResponseWriter: w}
 		err := h(ctx, ew, r)
-		if err == nil && ctx.Err() == context.DeadlineExceeded {
-			err = ctx.Err()
-		}
 		if err == nil {
 			return
 		}
@@ -427,9 +424,6 @@ func (w *errWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func (w *errWriter) fail(code int, msg string) {
 	if !w.sent {
-		if code == http.StatusServiceUnavailable {
-			w.Header().Del("Content-Type")
-		}
 		w.Header().Del("Content-Type")
 		http.Error(w.ResponseWriter, msg, code)
 		return
