@@ -17,7 +17,7 @@
 #  5. spate only: a second upload of the file into the store of step 1 while
 #     8 clients loop over stats queries: peak RSS and MB/s against solo.
 #
-#   bash scripts/peers/serve_query.sh                  # SIZE=1GiB, ~6 min on 2 cores
+#   bash scripts/peers/serve_query.sh                  # SIZE=1GiB, ~4 min on 2 cores
 #   SIZE=256MiB bash scripts/peers/serve_query.sh
 #   SPATE=/tmp/spate VICTORIA_LOGS=/root/go/bin/victoria-logs bash scripts/peers/serve_query.sh 2GiB
 #
@@ -261,9 +261,11 @@ for i in "${!QUERIES[@]}"; do
 		agree="counts same, other values differ"
 	else
 		agree="**DIFFER**"
+	fi
+	if [[ $agree != same ]]; then
 		cp "$OUT_DIR/q$i.vl" "/tmp/serve_query.diff.$i.vl"
 		cp "$OUT_DIR/q$i.spate" "/tmp/serve_query.diff.$i.spate"
-		say "answers differ for '$q': kept in /tmp/serve_query.diff.$i.{vl,spate}"
+		say "answers differ for '$q' ($agree): kept in /tmp/serve_query.diff.$i.{vl,spate}"
 	fi
 	[[ $kind == rows:* ]] && agree="$agree ($(canon "$kind" "$OUT_DIR/q$i.spate"))"
 	say "query $name: vl $tv s, spate $ts s, $agree"
