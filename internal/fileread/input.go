@@ -53,12 +53,13 @@ type input struct {
 	size        int64 // size at open (capped by limit), for regular files
 	limit       int64 // Config.Open's limit, or -1
 	compression Compression
+	parallel    bool // read beside other inputs (Config.ParallelInputs > 1)
 	refs        atomic.Int32
 }
 
 // openInput opens name ("-" is stdin) and detects its kind and compression.
 func openInput(name string, cfg Config) (*input, error) {
-	in := &input{name: name, limit: -1}
+	in := &input{name: name, limit: -1, parallel: cfg.ParallelInputs > 1}
 	in.refs.Store(1)
 	if name == "-" {
 		var r io.Reader = os.Stdin
@@ -141,27 +142,44 @@ func (in *input) auto() Strategy {
 	return AutoRegular
 }
 
-// zstdPool keeps zstd decoders between inputs: a decoder's window and
+// zstdPools keep zstd decoders between inputs: a decoder's window and
 // block buffers are several MB, and a store query opens one per segment.
-var zstdPool sync.Pool
+// Pool 0 holds decoders that decode blocks on goroutines of their own
+// (for one input read alone), pool 1 decoders that decode on the reading
+// goroutine (for inputs read in parallel, where the producers already keep
+// the cores busy: as fast, with less memory and no hidden CPU).
+var zstdPools [2]sync.Pool
 
-func getZstd(r io.Reader) (*zstd.Decoder, error) {
-	if d, ok := zstdPool.Get().(*zstd.Decoder); ok {
+func getZstd(r io.Reader, inline bool) (*zstd.Decoder, error) {
+	pool := &zstdPools[0]
+	opts := []zstd.DOption{zstd.WithDecoderLowmem(false)}
+	if inline {
+		pool = &zstdPools[1]
+		opts = append(opts, zstd.WithDecoderConcurrency(1))
+	}
+	if d, ok := pool.Get().(*zstd.Decoder); ok {
 		if err := d.Reset(r); err == nil {
 			return d, nil
 		}
 		d.Close()
 	}
-	return zstd.NewReader(r, zstd.WithDecoderLowmem(false))
+	return zstd.NewReader(r, opts...)
 }
 
-// putZstd returns d to the pool once it no longer reads its input.
-func putZstd(d *zstd.Decoder) {
+// putZstd returns d to its pool once it no longer reads its input.
+func putZstd(d *zstd.Decoder, inline bool) {
 	if d.Reset(nil) != nil {
 		d.Close()
 		return
 	}
-	zstdPool.Put(d)
+	zstdPools[b2i(inline)].Put(d)
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // reader returns a sequential reader of the input's (decompressed) bytes,
@@ -187,11 +205,12 @@ func (in *input) reader(s Strategy) (io.Reader, func(), error) {
 		}
 		zr, closeZ = gr, func() { gr.Close() }
 	case Zstd:
-		d, err := getZstd(r)
+		inline := in.parallel
+		d, err := getZstd(r, inline)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: cannot start zstd decoder: %w", in.name, err)
 		}
-		zr, closeZ = d, func() { putZstd(d) }
+		zr, closeZ = d, func() { putZstd(d, inline) }
 	default:
 		return r, func() {}, nil
 	}
