@@ -41,6 +41,7 @@ type serveOpts struct {
 	maxQueryDuration time.Duration
 	maxQueueDuration time.Duration
 	queryMemory      sizeFlag
+	queryShare       float64
 }
 
 func newServeCmd() *cobra.Command {
@@ -130,7 +131,9 @@ the AccountID/ProjectID headers; each reads a fresh snapshot of the
 tenant's segments (a line is visible once acknowledged), skips segments
 whose metadata rules them out (time range, streams) and decodes sealed .zst
 segments while it scans. Up to --max-concurrent-queries run at once; the
-others wait up to --max-queue-duration, then get 503. Errors as
+others wait up to --max-queue-duration, then get 503. While a request is
+being ingested, queries together use at most --query-share of the CPUs.
+Errors as
 VictoriaLogs sends them: 400 with the parser's message (a bad query, time
 or arg), 422 in Prometheus' JSON shape from the stats endpoints, 422 for a
 query past --query-memory, 503 past --max-query-duration. A client that
@@ -195,6 +198,7 @@ Examples:
 	fl.IntVar(&o.maxQueries, "max-concurrent-queries", 0, "/select queries run at once; others wait up to --max-queue-duration, then get 503 (default: 2 per CPU up to 4 CPUs, at most 16, as VictoriaLogs)")
 	fl.DurationVar(&o.maxQueryDuration, "max-query-duration", server.DefaultMaxQueryDuration, "longest a /select query may run (503 past it); a request's timeout arg may lower it")
 	fl.DurationVar(&o.maxQueueDuration, "max-queue-duration", server.DefaultMaxQueueDuration, "longest a /select query waits for one of --max-concurrent-queries")
+	fl.Float64Var(&o.queryShare, "query-share", server.DefaultQueryShare, "share of the CPUs (0 to 1) queries may use while a request is being ingested, so that queries never starve ingestion; 1: no limit (queries run at full speed whenever nothing is being ingested)")
 	fl.Var(&o.queryMemory, "query-memory", "memory each query may use for exact stats state and sorted rows; past it count_uniq and quantiles switch to sketches, stats groups spill to disk, and a sort fails with 422")
 	fl.StringVar(&o.logFormat, "log-format", "text", "log format on stderr: text or json")
 	fl.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn or error")
@@ -253,6 +257,7 @@ func runServe(ctx context.Context, o *serveOpts, stderr io.Writer) error {
 		MaxQueryDuration:     o.maxQueryDuration,
 		MaxQueueDuration:     o.maxQueueDuration,
 		QueryMemory:          int64(o.queryMemory),
+		QueryShare:           o.queryShare,
 		AuthTokens:           tokens,
 		Logger:               log,
 	}

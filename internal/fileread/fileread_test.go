@@ -548,3 +548,23 @@ func TestOpenLimit(t *testing.T) {
 		t.Fatalf("Open called %d times: %v", len(opened), opened)
 	}
 }
+
+// TestNoMmap: with NoMmap, Auto reads a large regular file with pread (a
+// server's scans keep their memory in buffers, not mapped windows).
+func TestNoMmap(t *testing.T) {
+	data := bytes.Repeat([]byte("a line of a file Auto would map\n"), autoSmallFile/16)
+	name := writeFile(t, t.TempDir(), "big.log", data)
+	for _, c := range []struct {
+		noMmap bool
+		want   Strategy
+	}{{false, AutoRegular}, {true, Pread}} {
+		per, st, err := collect(t, []string{name}, Config{NoMmap: c.noMmap})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Strategies[0] != c.want {
+			t.Errorf("NoMmap %v: read with %s, want %s", c.noMmap, st.Strategies[0], c.want)
+		}
+		checkChunks(t, fmt.Sprintf("NoMmap %v", c.noMmap), per[0], data)
+	}
+}

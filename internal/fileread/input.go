@@ -232,6 +232,9 @@ func (s *scanner) produce(idx int, name string) (Strategy, error) {
 	st := s.cfg.Strategy
 	if st == Auto {
 		st = in.auto()
+		if st == Mmap && s.cfg.NoMmap {
+			st = Pread
+		}
 	}
 	switch st {
 	case Mmap, Pread:

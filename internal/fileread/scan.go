@@ -179,12 +179,16 @@ func (s *scanner) runWorker(w *worker) {
 			j.release()
 			continue // drain so the producer never blocks
 		}
+		began := time.Now()
 		if err := s.runJob(w, j, &c); err != nil {
 			s.fail(err)
 			continue
 		}
 		if s.cfg.Latencies && (len(c.Data) > 0 || c.Skip > 0) {
 			w.latencies = append(w.latencies, time.Since(start))
+		}
+		if s.cfg.Pace != nil {
+			s.cfg.Pace(s.ctx, time.Since(began))
 		}
 	}
 }

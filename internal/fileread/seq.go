@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/spate-io/spate/internal/bytesutil"
 )
@@ -92,6 +93,7 @@ func (s *scanner) produceSeq(idx int, in *input, st Strategy, r io.Reader) (int6
 		case <-s.ctx.Done():
 			return 0, nil
 		}
+		began := time.Now()
 		cb := getChunkBuf(bufSize(max(chunkSize, 2*len(carry))))
 		buf := cb.b
 		n := copy(buf, carry)
@@ -161,6 +163,9 @@ func (s *scanner) produceSeq(idx int, in *input, st Strategy, r io.Reader) (int6
 			return 0, err
 		}
 		carry = append(carry[:0], buf[last+1:n]...)
+		if s.cfg.Pace != nil {
+			s.cfg.Pace(s.ctx, time.Since(began))
+		}
 		if !s.send(&seqJob{buf: cb, data: buf[:last+1], tokens: tokens, c: Chunk{Input: idx, Name: in.name, Seq: seq, Offset: off, Strategy: st}}) {
 			return 0, nil
 		}

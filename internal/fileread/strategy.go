@@ -15,6 +15,7 @@
 package fileread
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -131,6 +132,11 @@ type Config struct {
 	// segment once, only as far as its acknowledged lines. The file's
 	// compression is still detected from its first bytes.
 	Open func(name string) (f *os.File, limit int64, err error)
+	// NoMmap makes Auto read uncompressed regular files with Pread instead
+	// of Mmap: as fast from the page cache, and the memory stays in the
+	// read buffers, where mapped windows would count in the process's RSS
+	// (for a server that runs many scans at once).
+	NoMmap bool
 	// ParallelInputs is how many inputs are read at once (default 1: one
 	// after the other). Reading several helps compressed inputs, whose
 	// decoding is sequential within a file: each input read at once has
@@ -139,6 +145,12 @@ type Config struct {
 	// before earlier inputs end, and InputDone may be called concurrently
 	// and out of input order.
 	ParallelInputs int
+	// Pace, if set, is called by each worker after each chunk and by each
+	// producer after filling each chunk of a sequential input (decoding
+	// included), with the time that work took; it may block to slow the
+	// scan down (spate serve paces queries while it ingests). It must be
+	// safe for concurrent use, and return promptly once ctx is done.
+	Pace func(ctx context.Context, busy time.Duration)
 	// InputDone, if set, is called on the producer goroutine once every
 	// chunk of input idx has been handed to the workers (some may still be
 	// in flight), with the input's size in bytes as read (decompressed for

@@ -62,6 +62,8 @@ const (
 // body before reading (most do) see the answer instead of a reset.
 func (s *Server) handleInsert(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
+	s.ingesting.Add(1)
+	defer s.ingesting.Add(-1)
 	rc := http.NewResponseController(w)
 	rc.EnableFullDuplex()
 	body := &bodyReader{r: r.Body, rc: rc, idle: s.cfg.ReadTimeout}

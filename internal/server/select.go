@@ -42,6 +42,9 @@ const (
 	DefaultMaxQueueDuration = 10 * time.Second
 	// MaxQueryLen caps the query arg (-search.maxQueryLen).
 	MaxQueryLen = 16 << 10
+	// DefaultQueryShare is the share of the CPUs queries may use while a
+	// request is being ingested (Config.QueryShare).
+	DefaultQueryShare = 0.25
 	// DefaultQueryMemory is the memory one query's exact stats state may
 	// hold before count_uniq and quantiles switch to sketches and stats
 	// groups spill to disk (query.Options.MaxMemory).
@@ -457,8 +460,13 @@ func (s *Server) run(ctx context.Context, a *selectArgs, q *query.Query, sink qu
 		return query.Stats{}, &httpError{http.StatusInternalServerError, fmt.Errorf("cannot read the data directory: %w", err)}
 	}
 	// Sealed segments decode one block after another: read several at
-	// once so that every core has work.
-	cfg := fileread.Config{Open: in.Open, Workers: s.cfg.QueryWorkers, ParallelInputs: runtime.GOMAXPROCS(0)}
+	// once so that every core has work. Plain segments are read with pread
+	// into the scan's buffers: mapped windows would count in the server's
+	// RSS, for every query.
+	cfg := fileread.Config{Open: in.Open, Workers: s.cfg.QueryWorkers, ParallelInputs: runtime.GOMAXPROCS(0), NoMmap: true}
+	if s.pacer != nil {
+		cfg.Pace = s.pacer.pace
+	}
 	opts := query.Options{
 		AccountID: a.tenant.AccountID, ProjectID: a.tenant.ProjectID,
 		MaxMemory: s.cfg.QueryMemory, TempDir: s.cfg.TempDir, StoreFields: true,

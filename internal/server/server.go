@@ -70,6 +70,10 @@ type Config struct {
 	QueryMemory  int64
 	QueryWorkers int
 	TempDir      string
+	// QueryShare is the share of the CPUs (0 to 1) queries may use while a
+	// request is being ingested; 0 means DefaultQueryShare, 1 or more no
+	// limit. Queries run at full speed when nothing is being ingested.
+	QueryShare float64
 	// Logger; nil means slog.Default().
 	Logger *slog.Logger
 	// Now returns the ingestion time of lines without one; nil: time.Now.
@@ -110,6 +114,9 @@ func (c Config) withDefaults() (Config, error) {
 	if c.QueryMemory <= 0 {
 		c.QueryMemory = DefaultQueryMemory
 	}
+	if c.QueryShare <= 0 {
+		c.QueryShare = DefaultQueryShare
+	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -134,6 +141,10 @@ type Server struct {
 	started time.Time
 	// querySlots holds one token per running /select query.
 	querySlots chan struct{}
+	// ingesting counts the ingest requests in flight; pacer slows queries
+	// down while it is not zero.
+	ingesting atomic.Int64
+	pacer     *queryPacer
 	// done is closed when the server begins to shut down: live tails end.
 	done     chan struct{}
 	doneOnce sync.Once
@@ -153,6 +164,9 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.m = newServerMetrics(s)
+	if cfg.QueryShare < 1 {
+		s.pacer = newQueryPacer(cfg.QueryShare, func() bool { return s.ingesting.Load() > 0 })
+	}
 	so := cfg.Segment
 	if so.Logger == nil {
 		so.Logger = cfg.Logger
