@@ -27,6 +27,9 @@ type queryPacer struct {
 	mu     sync.Mutex
 	tokens time.Duration // CPU time queries may still spend; negative: owed
 	last   time.Time
+
+	now   func() time.Time                     // time.Now; tests replace it
+	sleep func(context.Context, time.Duration) // sleepCtx; tests replace it
 }
 
 func newQueryPacer(share float64, ingesting func() bool) *queryPacer {
@@ -34,6 +37,18 @@ func newQueryPacer(share float64, ingesting func() bool) *queryPacer {
 		ingesting: ingesting,
 		rate:      share * float64(runtime.GOMAXPROCS(0)),
 		burst:     20 * time.Millisecond,
+		now:       time.Now,
+		sleep:     sleepCtx,
+	}
+}
+
+// sleepCtx sleeps for d or until ctx is done.
+func sleepCtx(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
 	}
 }
 
@@ -43,24 +58,20 @@ func (p *queryPacer) pace(ctx context.Context, busy time.Duration) {
 		return
 	}
 	p.mu.Lock()
-	now := time.Now()
+	now := p.now()
 	if !p.last.IsZero() {
 		p.tokens += time.Duration(float64(now.Sub(p.last)) * p.rate)
 	}
 	p.last = now
-	p.tokens = min(p.tokens, p.burst) - busy
+	// Unused time carries over up to burst (beyond the work just done,
+	// whose own wall time refilled the bucket).
+	p.tokens = min(p.tokens, p.burst+busy) - busy
 	wait := time.Duration(0)
 	if p.tokens < 0 {
 		wait = time.Duration(float64(-p.tokens) / p.rate)
 	}
 	p.mu.Unlock()
-	if wait <= 0 {
-		return
-	}
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
+	if wait > 0 {
+		p.sleep(ctx, wait)
 	}
 }
