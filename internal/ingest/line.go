@@ -42,8 +42,9 @@ type Processor struct {
 	// own is the line's own top-level _stream value, when hasOwn.
 	own    []byte
 	hasOwn bool
-	// nested: some time or stream field has a dot, so nested leaves must
-	// be looked at too; otherwise only top-level keys can match.
+	// nested: some time, stream or (when rewriting) message field has a
+	// dot, so nested leaves must be looked at too; otherwise only
+	// top-level keys can match.
 	nested bool
 }
 
@@ -61,7 +62,11 @@ func NewProcessor(p Params, t segment.Tenant) *Processor {
 	} else {
 		pr.timeKeys = timeparse.DefaultFields
 	}
-	for _, k := range append(append([]string(nil), pr.timeKeys...), p.StreamFields...) {
+	keys := append(append([]string(nil), pr.timeKeys...), p.StreamFields...)
+	if pr.rewrite {
+		keys = append(keys, p.MsgFields...)
+	}
+	for _, k := range keys {
 		pr.nested = pr.nested || strings.Contains(k, ".")
 	}
 	return pr
@@ -159,6 +164,9 @@ type scanResult struct {
 	// no time (empty, null, "0" or "-"), quotes included; nowEnd is 0 if
 	// there is none.
 	nowStart, nowEnd int
+	// msg is the index in Params.MsgFields of the first one present with a
+	// non-empty value (found when rewriting), or len(MsgFields).
+	msg int
 }
 
 // scan validates line and finds its time: the value of the most preferred
@@ -167,7 +175,8 @@ type scanResult struct {
 func (pr *Processor) scan(line []byte, now int64) (scanResult, error) {
 	it := &pr.it
 	it.Reset(line)
-	sc := scanResult{timeKey: -1}
+	sc := scanResult{timeKey: -1, msg: len(pr.p.MsgFields)}
+	findMsg := pr.rewrite && sc.msg > 0
 	found := -1 // index of the time key that gave a time or an error
 	emptyKey := -1
 	var timeErr error
@@ -206,6 +215,14 @@ func (pr *Processor) scan(line []byte, now int64) (scanResult, error) {
 			}
 			break
 		}
+		if findMsg {
+			for i := 0; i < sc.msg; i++ {
+				if string(k) == pr.p.MsgFields[i] && len(it.Value()) > 0 {
+					sc.msg = i
+					break
+				}
+			}
+		}
 		if len(k) == len("_stream") && string(k) == "_stream" && it.Depth() == 0 && !pr.hasOwn {
 			// The line's own stream, kept unless StreamFields make one.
 			pr.own = append(pr.own[:0], it.Value()...)
@@ -243,24 +260,11 @@ func (pr *Processor) scan(line []byte, now int64) (scanResult, error) {
 // validated by scan.
 func (pr *Processor) rebuild(line []byte, sc scanResult) []byte {
 	p := &pr.p
-	// The message: the first MsgFields entry with a non-empty value.
+	// The message: the first MsgFields entry with a non-empty value, which
+	// scan found.
 	msgKey := ""
-	if len(p.MsgFields) > 0 {
-		best := len(p.MsgFields)
-		it := &pr.it
-		it.Reset(line)
-		for it.Next() {
-			k := it.Key()
-			for i := 0; i < best; i++ {
-				if string(k) == p.MsgFields[i] && len(it.Value()) > 0 {
-					best = i
-					break
-				}
-			}
-		}
-		if best < len(p.MsgFields) {
-			msgKey = p.MsgFields[best]
-		}
+	if sc.msg < len(p.MsgFields) {
+		msgKey = p.MsgFields[sc.msg]
 	}
 	out := append(pr.out[:0], `{"_time":"`...)
 	out = timeparse.AppendRFC3339(out, sc.ts)

@@ -218,9 +218,81 @@ func daysFromCivil(y, m, d int) int64 {
 }
 
 // AppendRFC3339 appends ns (Unix nanoseconds) as VictoriaLogs prints _time:
-// RFC 3339 in UTC with nanoseconds and trailing fractional zeros trimmed.
+// RFC 3339 in UTC with nanoseconds and trailing fractional zeros trimmed
+// (time.RFC3339Nano), without going through time.Time: ingestion writes
+// one for every line it rebuilds.
 func AppendRFC3339(dst []byte, ns int64) []byte {
-	return time.Unix(0, ns).UTC().AppendFormat(dst, time.RFC3339Nano)
+	secs, frac := ns/1e9, ns%1e9
+	if frac < 0 {
+		secs, frac = secs-1, frac+1e9
+	}
+	days, sod := secs/86400, secs%86400
+	if sod < 0 {
+		days, sod = days-1, sod+86400
+	}
+	y, m, d := civilFromDays(days)
+	if y < 0 || y > 9999 {
+		return time.Unix(0, ns).UTC().AppendFormat(dst, time.RFC3339Nano)
+	}
+	var b [30]byte
+	put2(b[0:], y/100)
+	put2(b[2:], y%100)
+	b[4] = '-'
+	put2(b[5:], m)
+	b[7] = '-'
+	put2(b[8:], d)
+	b[10] = 'T'
+	put2(b[11:], int(sod/3600))
+	b[13] = ':'
+	put2(b[14:], int(sod/60%60))
+	b[16] = ':'
+	put2(b[17:], int(sod%60))
+	n := 19
+	if frac != 0 {
+		f := int(frac)
+		b[19] = '.'
+		put2(b[20:], f/10000000)
+		put2(b[22:], f/100000%100)
+		put2(b[24:], f/1000%100)
+		put2(b[26:], f/10%100)
+		b[28] = byte('0' + f%10)
+		n = 29
+		for b[n-1] == '0' {
+			n--
+		}
+	}
+	b[n] = 'Z'
+	return append(dst, b[:n+1]...)
+}
+
+// put2 writes v (0 to 99) as two digits.
+func put2(b []byte, v int) {
+	const digits = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
+	b[0], b[1] = digits[2*v], digits[2*v+1]
+}
+
+// civilFromDays is the inverse of daysFromCivil (Howard Hinnant's
+// algorithm).
+func civilFromDays(z int64) (y, m, d int) {
+	z += 719468
+	era := z / 146097
+	if z < 0 && z%146097 != 0 {
+		era = (z - 146096) / 146097
+	}
+	doe := z - era*146097
+	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365
+	doy := doe - (365*yoe + yoe/4 - yoe/100)
+	mp := (5*doy + 2) / 153
+	d = int(doy - (153*mp+2)/5 + 1)
+	m = int(mp + 3)
+	if m > 12 {
+		m -= 12
+	}
+	y = int(yoe + era*400)
+	if m <= 2 {
+		y++
+	}
+	return y, m, d
 }
 
 // FormatRFC3339 is AppendRFC3339 into a new string.

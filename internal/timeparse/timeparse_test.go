@@ -2,6 +2,7 @@ package timeparse
 
 import (
 	"errors"
+	"math/rand/v2"
 	"testing"
 	"time"
 )
@@ -150,4 +151,22 @@ func TestAppendRFC3339(t *testing.T) {
 	f(1767323045_120000000, "2026-01-02T03:04:05.12Z")
 	f(1767323045_000000001, "2026-01-02T03:04:05.000000001Z")
 	f(-1, "1969-12-31T23:59:59.999999999Z")
+	// Against time.Time's formatting, over the whole int64 range (years
+	// outside 0..9999 take time's path) and around day boundaries.
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range 200000 {
+		ns := r.Int64()
+		switch i % 4 {
+		case 1:
+			ns = ns % (250 * 365 * 86400e9) // within ±250 years of 1970
+		case 2:
+			ns = (ns % 20000) * 86400e9 / 2 // midnights and noons
+		case 3:
+			ns = ns % (100 * 365 * 86400e9) / 1e9 * 1e9 // whole seconds
+		}
+		want := time.Unix(0, ns).UTC().Format(time.RFC3339Nano)
+		if got := string(AppendRFC3339(nil, ns)); got != want {
+			t.Fatalf("AppendRFC3339(%d) = %q, want %q", ns, got, want)
+		}
+	}
 }
