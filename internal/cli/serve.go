@@ -215,6 +215,12 @@ func runServe(ctx context.Context, o *serveOpts, stderr io.Writer) error {
 	if err != nil {
 		return usagef("--fsync: %v", err)
 	}
+	if !(o.queryShare > 0 && o.queryShare <= 1) {
+		return usagef("--query-share: want a share of the CPUs above 0 and at most 1, got %v", o.queryShare)
+	}
+	if o.maxQueries < 0 {
+		return usagef("--max-concurrent-queries: want 0 (the default) or more, got %d", o.maxQueries)
+	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
 		return usagef("--log-level: %v", err)

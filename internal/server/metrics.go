@@ -38,6 +38,7 @@ type serverMetrics struct {
 	queryBytes    prometheus.Counter
 	queryLines    prometheus.Counter
 	tailDropped   prometheus.Counter
+	queryPaced    prometheus.Counter
 }
 
 func newServerMetrics(s *Server) *serverMetrics {
@@ -65,6 +66,7 @@ func newServerMetrics(s *Server) *serverMetrics {
 		queryBytes:    f.counter("spate_select_read_bytes_total", "Bytes of segments read by queries."),
 		queryLines:    f.counter("spate_select_matched_rows_total", "Log lines that matched the filters of queries."),
 		tailDropped:   f.counter("spate_select_tail_dropped_total", "Live tails ended because their client stopped reading or went away."),
+		queryPaced:    f.counter("spate_select_paced_seconds_total", "Time queries waited so that ingestion keeps the CPUs (--query-share)."),
 	}
 	stat := func(name, help string, v func(st segment.Stats) float64) {
 		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 {
@@ -80,6 +82,12 @@ func newServerMetrics(s *Server) *serverMetrics {
 	reg.MustRegister(
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "spate_queue_limit_bytes", Help: "The queue bound (--max-queue)."},
 			func() float64 { return float64(s.cfg.Segment.MaxQueueBytes) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "spate_select_running", Help: "Queries running now."},
+			func() float64 { return float64(len(s.querySlots)) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "spate_select_limit", Help: "Queries that may run at once (--max-concurrent-queries)."},
+			func() float64 { return float64(cap(s.querySlots)) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "spate_select_share_while_ingesting", Help: "Share of the CPUs queries may use while a request is being ingested (--query-share)."},
+			func() float64 { return min(s.cfg.QueryShare, 1) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "spate_inflight_bytes", Help: "Memory reserved by request chunks being read, checked and queued."},
 			func() float64 { return float64(s.pipe.MemoryUsed()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "spate_inflight_limit_bytes", Help: "The in-flight bound (--max-inflight)."},

@@ -30,6 +30,8 @@ type queryPacer struct {
 
 	now   func() time.Time                     // time.Now; tests replace it
 	sleep func(context.Context, time.Duration) // sleepCtx; tests replace it
+	// waited, if set, is told how long each wait was (for metrics).
+	waited func(time.Duration)
 }
 
 func newQueryPacer(share float64, ingesting func() bool) *queryPacer {
@@ -73,5 +75,8 @@ func (p *queryPacer) pace(ctx context.Context, busy time.Duration) {
 	p.mu.Unlock()
 	if wait > 0 {
 		p.sleep(ctx, wait)
+		if p.waited != nil {
+			p.waited(wait)
+		}
 	}
 }

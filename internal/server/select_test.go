@@ -466,3 +466,81 @@ func TestSelectWhileWriting(t *testing.T) {
 		t.Fatalf("hits: %s", hits)
 	}
 }
+
+// TestSelectArgs: the args VMUI and Grafana add to queries.
+func TestSelectArgs(t *testing.T) {
+	_, ts := newTestServer(t, Config{})
+	selectData(t, ts.URL)
+	count := func(args url.Values) string {
+		t.Helper()
+		code, body := get(t, ts.URL, "/select/logsql/query", args, true)
+		if code != 200 {
+			t.Fatalf("%v: %d %s", args, code, body)
+		}
+		return strings.TrimSpace(body)
+	}
+	for _, c := range []struct {
+		args url.Values
+		want string
+	}{
+		{q("query", "* | stats count() n", "extra_filters", "level:error"), `{"n":"2"}`},
+		{q("query", "* | stats count() n", "extra_filters", `{"level":"info","app":["web","x"]}`), `{"n":"2"}`},
+		{q("query", "* | stats count() n", "extra_filters", `{"level":"info"}`, "extra_filters", "n:>3"), `{"n":"1"}`},
+		{q("query", "* | stats count() n", "extra_stream_filters", `{"app":"api"}`), `{"n":"3"}`},
+		{q("query", "* | stats count() n", "extra_stream_filters", `{"app":["api","web"]}`), `{"n":"6"}`},
+		{q("query", "* | stats count() n", "extra_stream_filters", `{app="web"}`), `{"n":"3"}`},
+		{q("query", "error | stats count() n", "ignore_pipes", "1"), `{"_msg":"disk error","_stream":"{app=\"api\"}","_stream_id":"0000000000000000b229f2d1af9fff8980a49eec4250ada3","_time":"2026-11-22T08:30:00Z","app":"api","level":"error","n":"2"}` + "\n" +
+			`{"_msg":"timeout error","_stream":"{app=\"web\"}","_stream_id":"00000000000000002d927b31913138dbfba2e4ff3abc4cf9","_time":"2026-11-22T09:20:00Z","app":"web","level":"error","n":"4"}`},
+		// Relative times count back from the time arg.
+		{q("query", "_time:1h | stats count() n", "time", "2026-11-22T09:30:00Z"), `{"n":"3"}`},
+	} {
+		if got := count(c.args); got != c.want {
+			t.Errorf("%v:\n got  %s\n want %s", c.args, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		path string
+		args url.Values
+		want string
+	}{
+		{"/select/logsql/field_values", q("query", "*", "field", "_msg", "filter", "ok"),
+			`{"values":[{"value":"request ok","hits":2},{"value":"boot ok","hits":1}]}`},
+		// Every field of app:api has 3 values or 1 (left out as constant).
+		{"/select/logsql/facets", q("query", "app:api", "max_values_per_field", "2"), `{"facets":[]}`},
+		// Constant fields kept; fields with a value over 4 bytes left out.
+		{"/select/logsql/facets", q("query", "app:api", "limit", "1", "keep_const_fields", "1", "max_value_len", "4"),
+			`{"facets":[{"field_name":"app","values":[{"field_value":"api","hits":3}]},{"field_name":"n","values":[{"field_value":"1","hits":1}]}]}`},
+	} {
+		code, body := get(t, ts.URL, c.path, c.args, false)
+		if code != 200 || body != c.want {
+			t.Errorf("%s %v: %d\n got  %s\n want %s", c.path, c.args, code, body, c.want)
+		}
+	}
+}
+
+// TestTailOffset: with offset, lines younger than it are held back.
+func TestTailOffset(t *testing.T) {
+	noLeak(t)
+	_, ts := newTestServer(t, Config{}) // now is fixed at 2026-11-22T10:00:00Z
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, ts.URL+"/select/logsql/tail?"+q("query", "* | fields _msg, _time", "refresh_interval", "20ms", "offset", "10s").Encode(), nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	// "now" lines are never 10 s old (the clock stands still); the one
+	// from a minute ago is sent.
+	post(t, ts.URL+"/insert/jsonline", []byte(`{"msg":"young 1"}`+"\n"+`{"msg":"old","ts":"2026-11-22T09:59:00Z"}`+"\n"+`{"msg":"young 2"}`+"\n"))
+	br := bufio.NewReader(resp.Body)
+	line, err := br.ReadString('\n')
+	if err != nil || line != `{"_msg":"old","_time":"2026-11-22T09:59:00Z"}`+"\n" {
+		t.Fatalf("tail with offset: %q, %v", line, err)
+	}
+	post(t, ts.URL+"/insert/jsonline", []byte(`{"msg":"old 2","ts":"2026-11-22T09:58:00Z"}`+"\n"))
+	if line, err := br.ReadString('\n'); err != nil || line != `{"_msg":"old 2","_time":"2026-11-22T09:58:00Z"}`+"\n" {
+		t.Fatalf("tail with offset: %q, %v (the young lines must stay held)", line, err)
+	}
+	cancel()
+}

@@ -166,6 +166,7 @@ func New(cfg Config) (*Server, error) {
 	s.m = newServerMetrics(s)
 	if cfg.QueryShare < 1 {
 		s.pacer = newQueryPacer(cfg.QueryShare, func() bool { return s.ingesting.Load() > 0 })
+		s.pacer.waited = func(d time.Duration) { s.m.queryPaced.Add(d.Seconds()) }
 	}
 	so := cfg.Segment
 	if so.Logger == nil {

@@ -28,7 +28,8 @@ import (
 // is sent within refresh_interval (default 1s) of its acknowledgement.
 //
 // The offset arg (default 0 here, 5s in VictoriaLogs) holds back the lines
-// whose _time is within offset of now until they are that old.
+// whose _time is within offset of now until they are that old. Rows whose
+// pipes dropped _time are sent as they come (VictoriaLogs refuses them).
 //
 // Memory is bounded: each refresh reads at most tailMaxRead new bytes (the
 // rest waits for the next), lines held back by offset take at most
