@@ -192,6 +192,11 @@ type quantileState struct {
 	empty  int64
 	nums   []float64
 	strs   []string
+	// texts holds the text of numbers written otherwise than formatNumber
+	// writes them ("3.0", "1139.940", "1e3"), the first seen for each
+	// value: the answer is a value as the logs have it, as in
+	// VictoriaLogs, which keeps the texts.
+	texts map[float64]string
 	sk     *ddsketch.DDSketch
 	nSk    int64  // numbers in the sketch
 	nStr   int64  // texts counted once sketched
@@ -232,6 +237,15 @@ func (s *quantileState) add(v string) {
 	if isNum {
 		s.nums = append(s.nums, n)
 		s.mem.add(8)
+		if !plainNumberText(v) {
+			if _, ok := s.texts[n]; !ok && differsFromFormat(v, n) {
+				if s.texts == nil {
+					s.texts = map[float64]string{}
+				}
+				s.texts[n] = strings.Clone(v)
+				s.mem.add(int64(len(v)) + 48)
+			}
+		}
 	} else {
 		s.strs = append(s.strs, strings.Clone(v))
 		s.mem.add(int64(len(v)) + 16)
@@ -254,7 +268,7 @@ func (s *quantileState) toSketch() {
 		_ = s.sk.Add(n)
 	}
 	s.nSk = int64(len(s.nums))
-	s.nums = nil
+	s.nums, s.texts = nil, nil
 	for _, v := range s.strs {
 		s.nStr++
 		if s.maxStr == "" || lessNatural(s.maxStr, v) {
@@ -281,6 +295,14 @@ func (s *quantileState) merge(o statsState) {
 	}
 	s.nums = append(s.nums, os.nums...)
 	s.strs = append(s.strs, os.strs...)
+	for n, t := range os.texts {
+		if _, ok := s.texts[n]; !ok {
+			if s.texts == nil {
+				s.texts = map[float64]string{}
+			}
+			s.texts[n] = t
+		}
+	}
 }
 
 func (s *quantileState) result() string {
@@ -314,6 +336,9 @@ func (s *quantileState) result() string {
 	idx -= s.empty
 	if idx < int64(len(s.nums)) {
 		slices.Sort(s.nums)
+		if t, ok := s.texts[s.nums[idx]]; ok {
+			return t
+		}
 		return formatNumber(s.nums[idx])
 	}
 	idx -= int64(len(s.nums))
@@ -331,4 +356,47 @@ func (s *quantileState) index(total int64) int64 {
 		idx = total - 1
 	}
 	return idx
+}
+
+// plainNumberText reports whether v, a number's text, is surely what
+// formatNumber writes for its value: an optional '-', then digits without
+// a leading zero (or a single 0), then optionally '.' and digits that do
+// not end in 0, at most 15 digits in all. Other texts are compared with
+// formatNumber's (differsFromFormat).
+func plainNumberText(v string) bool {
+	i := 0
+	if i < len(v) && v[i] == '-' {
+		i++
+	}
+	start, digits, dot := i, 0, false
+	for ; i < len(v); i++ {
+		switch c := v[i]; {
+		case c >= '0' && c <= '9':
+			digits++
+		case c == '.' && !dot:
+			dot = true
+		default:
+			return false
+		}
+	}
+	switch {
+	case digits == 0 || digits > 15:
+		return false
+	case v[start] == '0' && len(v) > start+1 && v[start+1] != '.':
+		return false // a leading zero
+	case v[start] == '.':
+		return false
+	case dot && (v[len(v)-1] == '0' || v[len(v)-1] == '.'):
+		return false // trailing fractional zeros
+	case v == "-0" || strings.HasPrefix(v, "-0.") && strings.Trim(v[3:], "0") == "":
+		return false
+	}
+	return true
+}
+
+// differsFromFormat reports whether v differs from the text formatNumber
+// writes for n.
+func differsFromFormat(v string, n float64) bool {
+	var buf [32]byte
+	return string(appendNumber(buf[:0], n)) != v
 }
