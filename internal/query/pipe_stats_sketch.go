@@ -196,7 +196,7 @@ type quantileState struct {
 	// writes them ("3.0", "1139.940", "1e3"), the first seen for each
 	// value: the answer is a value as the logs have it, as in
 	// VictoriaLogs, which keeps the texts.
-	texts map[float64]string
+	texts  map[float64]string
 	sk     *ddsketch.DDSketch
 	nSk    int64  // numbers in the sketch
 	nStr   int64  // texts counted once sketched

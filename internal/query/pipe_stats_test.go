@@ -150,4 +150,3 @@ func TestStatsRateBucket(t *testing.T) {
 	expectQueryRows(t, bucketLines, `_time:[2025-12-31T00:00:00Z, 2026-01-02T00:00:00Z) | stats rate() r`,
 		`{"r":"0.000028935185185185186"}`)
 }
-
