@@ -5,11 +5,13 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spate-io/spate/internal/ndjson"
 	"github.com/spate-io/spate/internal/query"
@@ -121,7 +123,9 @@ func (s *Server) handleHits(ctx context.Context, w http.ResponseWriter, r *http.
 		return err
 	}
 	m = topHitsSeries(m, fieldsLimit)
-	addZeroHits(m, a.startAligned, a.endAligned, step, offset)
+	if err := addZeroHits(m, a.startAligned, a.endAligned, step, offset); err != nil {
+		return err
+	}
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -203,9 +207,14 @@ func topHitsSeries(m map[string]*hitsSeries, limit int) map[string]*hitsSeries {
 	return out
 }
 
+// maxHitsBuckets bounds the buckets of one /hits answer: a step far too
+// small for the time range would otherwise fill memory with zeros.
+const maxHitsBuckets = 1_000_000
+
 // addZeroHits adds a 0 for every bucket between start and end (or the
-// first and last bucket seen, for an open end) that a series lacks.
-func addZeroHits(m map[string]*hitsSeries, start, end, step, offset int64) {
+// first and last bucket seen, for an open end) that a series lacks. It
+// fails if that makes more than maxHitsBuckets buckets in all.
+func addZeroHits(m map[string]*hitsSeries, start, end, step, offset int64) error {
 	if start == math.MinInt64 {
 		start = math.MaxInt64
 		for _, hs := range m {
@@ -220,7 +229,11 @@ func addZeroHits(m map[string]*hitsSeries, start, end, step, offset int64) {
 	}
 	start, end = alignToStep(start, end, step, offset)
 	if start > end {
-		return
+		return nil
+	}
+	if n := uint64(end-start)/uint64(step) + 1; len(m) > 0 && n > maxHitsBuckets/uint64(len(m)) {
+		return fmt.Errorf("step=%s over [%s, %s] makes %d buckets for each of %d series, more than the %d a hits answer may have; use a bigger step or a shorter time range",
+			time.Duration(step), timeparse.FormatRFC3339(start), timeparse.FormatRFC3339(end), n, len(m), maxHitsBuckets)
 	}
 	for _, hs := range m {
 		have := make(map[int64]bool, len(hs.ts))
@@ -237,6 +250,7 @@ func addZeroHits(m map[string]*hitsSeries, start, end, step, offset int64) {
 			}
 		}
 	}
+	return nil
 }
 
 // statsLabel is one label of a stats series.

@@ -221,6 +221,8 @@ func TestSelectErrors(t *testing.T) {
 		{"/select/logsql/query", q("query", strings.Repeat("a", MaxQueryLen+1)), nil, 400, "cannot exceed"},
 		{"/select/logsql/hits", q("query", "*"), nil, 400, "cannot parse duration from the arg 'step='"},
 		{"/select/logsql/hits", q("query", "*", "step", "0s"), nil, 400, "'step' must be bigger than zero"},
+		{"/select/logsql/hits", q("query", "*", "step", "1ms", "start", "2026-01-01Z", "end", "2026-12-01Z"), nil, 400, "use a bigger step"},
+		{"/select/logsql/hits", q("query", "nothing-matches-this", "step", "1ms", "start", "2026-01-01Z", "end", "2026-12-01Z"), nil, 200, `{"hits":[]}`},
 		{"/select/logsql/field_values", q("query", "*"), nil, 400, "missing 'field' query arg"},
 		{"/select/logsql/stats_query", q("query", "error"), nil, 422, `{"status":"error","errorType":"422","error":"missing ` + "`| stats ...`" + ` pipe in the query [error]"}`},
 		{"/select/logsql/stats_query_range", q("query", "* | stats count() | limit 1", "step", "1h"), nil, 422, "isn't allowed in range queries"},
