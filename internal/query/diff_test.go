@@ -172,6 +172,11 @@ func TestDifferential(t *testing.T) {
 				// Stats groups spill to temp files after a few KiB.
 				opts.GroupMemory, opts.TempDir = 1+r.Int64N(64<<10), t.TempDir()
 			}
+			if i == 1 && !dq.ordered && !strings.Contains(dq.q, "limit") && !strings.Contains(dq.q, "offset") && !strings.Contains(dq.q, "head") {
+				// Rows in the order chunks finish, as the query API asks:
+				// the same rows.
+				opts.Unordered = true
+			}
 			got, _, err := runEngine(t, dq.q, path, cfg, opts)
 			if err != nil {
 				t.Errorf("%s (workers=%d %s chunk=%d group-memory=%d): %v", dq.q, workers, cfg.Strategy, cfg.ChunkSize, opts.GroupMemory, err)

@@ -59,8 +59,9 @@ var errStop = errors.New("no more rows needed")
 
 // Run executes q over inputs (files, or "-" for cfg.Stdin) read with cfg, and
 // writes the result rows to sink. cfg.ParallelInputs applies only to queries
-// with a pipe that needs all rows (stats, sort, ...); others read their
-// inputs in order, to give rows in file order with bounded memory.
+// with a pipe that needs all rows (stats, sort, ...) and with
+// Options.Unordered; others read their inputs in order, to give rows in
+// file order with bounded memory.
 func Run(ctx context.Context, q *Query, inputs []string, cfg fileread.Config, opts Options, sink Sink) (Stats, error) {
 	start := time.Now()
 	p, err := newPlan(q, opts)
@@ -72,7 +73,7 @@ func Run(ctx context.Context, q *Query, inputs []string, cfg fileread.Config, op
 		return Stats{}, err
 	}
 	cfg.InputDone = e.inputDone
-	if e.order != nil {
+	if e.order != nil && !opts.Unordered {
 		// Rows come out in file order: reading later inputs early would
 		// only hold their rows until the earlier ones end.
 		cfg.ParallelInputs = 1
@@ -143,6 +144,7 @@ func newExecutor(p *plan, cfg fileread.Config, sink Sink) (*executor, error) {
 	e.post = post
 	if ordered {
 		e.order = newOrderer(post)
+		e.order.unordered = p.opts.Unordered
 	}
 	n := cfg.Workers
 	if n <= 0 {
@@ -494,15 +496,17 @@ func (c *collector) flush() error { return nil }
 
 // orderer delivers chunk outputs to next in file order: chunks of an input
 // cover it contiguously by offset, and fileread reports each input's size
-// once all its chunks are out.
+// once all its chunks are out. With unordered set (Options.Unordered) it
+// delivers each chunk's rows as soon as the chunk is done.
 type orderer struct {
-	mu      sync.Mutex
-	next    processor
-	input   int
-	off     int64
-	sizes   map[int]int64
-	pending map[[2]int64]*chunkOut
-	err     error
+	mu        sync.Mutex
+	unordered bool
+	next      processor
+	input     int
+	off       int64
+	sizes     map[int]int64
+	pending   map[[2]int64]*chunkOut
+	err       error
 }
 
 func newOrderer(next processor) *orderer {
@@ -515,14 +519,28 @@ func (o *orderer) deliver(c *chunkOut) error {
 	if o.err != nil {
 		return o.err
 	}
+	if o.unordered {
+		return o.push(c)
+	}
 	o.pending[[2]int64{int64(c.input), c.off}] = c
 	return o.advance()
+}
+
+// push hands the rows of c to next. Called with mu held.
+func (o *orderer) push(c *chunkOut) error {
+	for _, r := range c.rows {
+		if err := o.next.push(r); err != nil {
+			o.err = err
+			return err
+		}
+	}
+	return nil
 }
 
 func (o *orderer) done(input int, size int64) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.err != nil {
+	if o.err != nil || o.unordered {
 		return o.err
 	}
 	o.sizes[input] = size
@@ -553,11 +571,8 @@ func (o *orderer) advance() error {
 		}
 		delete(o.pending, key)
 		o.off += c.size
-		for _, r := range c.rows {
-			if err := o.next.push(r); err != nil {
-				o.err = err
-				return err
-			}
+		if err := o.push(c); err != nil {
+			return err
 		}
 	}
 }

@@ -49,6 +49,13 @@ type Options struct {
 	// log without _stream reads as _stream "{}" with that stream's
 	// _stream_id in the tenant, as VictoriaLogs returns it.
 	StoreFields bool
+	// Unordered lets the rows of a query without a pipe that needs all
+	// rows (stats, sort, ...) come out in any order, chunk by chunk as the
+	// workers finish them, as VictoriaLogs' API gives them: inputs are then
+	// read in parallel (fileread.Config.ParallelInputs) and no rows wait
+	// for earlier inputs. A limit keeps the first rows found, not the
+	// first in file order. Default: file order.
+	Unordered bool
 }
 
 // DefaultGroupMemory is each worker's group memory when

@@ -470,6 +470,9 @@ func (s *Server) run(ctx context.Context, a *selectArgs, q *query.Query, sink qu
 	opts := query.Options{
 		AccountID: a.tenant.AccountID, ProjectID: a.tenant.ProjectID,
 		MaxMemory: s.cfg.QueryMemory, TempDir: s.cfg.TempDir, StoreFields: true,
+		// Rows in any order, as VictoriaLogs gives them: segments are read
+		// in parallel whatever the query.
+		Unordered: true,
 	}
 	st, err := query.Run(ctx, q, names, cfg, opts, sink)
 	s.m.queryDone(st)
