@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -257,6 +258,11 @@ func runQuery(ctx context.Context, opts queryOptions, text string, args []string
 		MmapWindow:    queryMmapWindow,
 		Stdin:         opts.stdin,
 		Open:          store.Open,
+	}
+	if store.Snapshots() > 0 {
+		// Sealed segments decode one block after another: read several at
+		// once (queries with stats, sort and the like; rows stay in order).
+		cfg.ParallelInputs = runtime.GOMAXPROCS(0)
 	}
 	var stopProgress func()
 	if opts.progress {
