@@ -450,15 +450,23 @@ func writeSelectHeaders(h http.Header, a *selectArgs, contentType string) {
 // result rows to sink. Each run reads a new snapshot, so it sees every
 // line acknowledged before it began.
 func (s *Server) run(ctx context.Context, a *selectArgs, q *query.Query, sink query.Sink) (query.Stats, error) {
+	snap, err := segment.OpenSnapshot(s.cfg.DataDir, a.tenant)
+	if err != nil {
+		return query.Stats{}, &httpError{http.StatusInternalServerError, fmt.Errorf("cannot read the data directory: %w", err)}
+	}
+	return s.runSnapshot(ctx, a, q, snap, sink)
+}
+
+// runSnapshot is run over the snapshot snap, which it closes.
+func (s *Server) runSnapshot(ctx context.Context, a *selectArgs, q *query.Query, snap *segment.Snapshot, sink query.Sink) (query.Stats, error) {
 	in, err := storescan.New(a.tenant, q, true)
 	if err != nil {
+		snap.Close()
 		return query.Stats{}, err
 	}
 	defer in.Close()
 	var names []string
-	if err := in.Add(s.cfg.DataDir, func(name string, _ int64) { names = append(names, name) }); err != nil {
-		return query.Stats{}, &httpError{http.StatusInternalServerError, fmt.Errorf("cannot read the data directory: %w", err)}
-	}
+	in.AddSnapshot(s.cfg.DataDir, snap, func(name string, _ int64) { names = append(names, name) })
 	// Sealed segments decode one block after another: read several at
 	// once so that every core has work. Plain segments are read with pread
 	// into the scan's buffers: mapped windows would count in the server's

@@ -546,3 +546,62 @@ func TestTailOffset(t *testing.T) {
 	}
 	cancel()
 }
+
+// TestTailExactlyOnce: a tail opened while lines are being ingested sends
+// each line once: those acknowledged before it (all inside its start
+// window, their _time being the server's fixed now) from its first query,
+// the others as they come, with nothing counted twice between the two.
+func TestTailExactlyOnce(t *testing.T) {
+	noLeak(t)
+	_, ts := newTestServer(t, Config{Segment: segment.Options{MaxSegmentBytes: 4 << 10, CompressDelay: -1}})
+	const total = 3000
+	done, stop := make(chan struct{}), make(chan struct{})
+	started := make(chan struct{})
+	defer func() {
+		close(stop)
+		<-done // the writer must not outlive the test
+	}()
+	go func() {
+		defer close(done)
+		for i := 0; i < total; i += 10 {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			var b strings.Builder
+			for j := i; j < i+10; j++ {
+				fmt.Fprintf(&b, `{"msg":"line %d"}`+"\n", j)
+			}
+			if r := post(t, ts.URL+"/insert/jsonline", []byte(b.String())); r.code != 200 {
+				t.Errorf("ingest: %d", r.code)
+				return
+			}
+			if i == 500 {
+				close(started)
+			}
+		}
+	}()
+	<-started
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, ts.URL+"/select/logsql/tail?"+q("query", "* | fields _msg", "refresh_interval", "10ms").Encode(), nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	seen := map[string]int{}
+	br := bufio.NewReader(resp.Body)
+	for len(seen) < total {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatalf("after %d lines: %v", len(seen), err)
+		}
+		seen[line]++
+		if seen[line] > 1 {
+			t.Fatalf("%q sent twice", line)
+		}
+	}
+	cancel()
+}

@@ -194,7 +194,8 @@ func cloneQuery(q *query.Query) *query.Query {
 }
 
 // tailFirst runs the first tail query over a snapshot and records in pos
-// how much of each segment the snapshot holds.
+// how much of each segment that snapshot holds: the next lines the tail
+// reads are exactly those after it.
 func (s *Server) tailFirst(ctx context.Context, a *selectArgs, pos tailPos, sink sinkFunc) error {
 	snap, err := segment.OpenSnapshot(s.cfg.DataDir, a.tenant)
 	if err != nil {
@@ -214,8 +215,7 @@ func (s *Server) tailFirst(ctx context.Context, a *selectArgs, pos tailPos, sink
 		}
 		pos[f.Seq] = n
 	}
-	snap.Close()
-	_, err = s.run(ctx, a, a.q, sink)
+	_, err = s.runSnapshot(ctx, a, a.q, snap, sink)
 	return err
 }
 

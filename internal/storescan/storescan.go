@@ -54,6 +54,13 @@ func (s *Inputs) Add(dir string, add func(name string, size int64)) error {
 	if err != nil {
 		return err
 	}
+	s.AddSnapshot(dir, snap, add)
+	return nil
+}
+
+// AddSnapshot is Add with a snapshot of dir the caller took (of the
+// Inputs' tenant); Close closes it.
+func (s *Inputs) AddSnapshot(dir string, snap *segment.Snapshot, add func(name string, size int64)) {
 	s.snaps = append(s.snaps, snap)
 	for i := range snap.Files {
 		f := &snap.Files[i]
@@ -72,7 +79,6 @@ func (s *Inputs) Add(dir string, add func(name string, size int64)) error {
 		}
 		add(name, size)
 	}
-	return nil
 }
 
 // skip reports whether the query cannot match any line of f: none is
