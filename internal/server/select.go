@@ -841,18 +841,30 @@ func (s *Server) handleStreamFieldNames(ctx context.Context, w http.ResponseWrit
 	if err != nil {
 		return err
 	}
-	streams, err := s.fieldValues(ctx, a, a.q, "_stream")
+	filter := r.FormValue("filter")
+	v, err := s.streamTagHits(ctx, a, func(name, _ string) (string, bool) {
+		return name, filter == "" || strings.Contains(name, filter)
+	})
 	if err != nil {
 		return err
 	}
-	filter := r.FormValue("filter")
+	return writeValuesWithHits(w, a, v)
+}
+
+// streamTagHits sums the hits of the matching logs' streams by the key
+// pick gives each of their tags (false: leave the tag out), most first.
+func (s *Server) streamTagHits(ctx context.Context, a *selectArgs, pick func(name, value string) (string, bool)) ([]valueHits, error) {
+	streams, err := s.fieldValues(ctx, a, a.q, "_stream")
+	if err != nil {
+		return nil, err
+	}
 	m := map[string]uint64{}
-	streamFields(streams, func(name, _ string, hits uint64) {
-		if filter == "" || strings.Contains(name, filter) {
-			m[name] += hits
+	streamFields(streams, func(name, value string, hits uint64) {
+		if k, ok := pick(name, value); ok {
+			m[k] += hits
 		}
 	})
-	return writeValuesWithHits(w, a, fromMap(m))
+	return fromMap(m), nil
 }
 
 // handleStreamFieldValues is /select/logsql/stream_field_values: the
@@ -866,18 +878,13 @@ func (s *Server) handleStreamFieldValues(ctx context.Context, w http.ResponseWri
 	if err != nil {
 		return err
 	}
-	streams, err := s.fieldValues(ctx, a, a.q, "_stream")
+	filter := r.FormValue("filter")
+	v, err := s.streamTagHits(ctx, a, func(name, value string) (string, bool) {
+		return value, name == field && (filter == "" || strings.Contains(value, filter))
+	})
 	if err != nil {
 		return err
 	}
-	filter := r.FormValue("filter")
-	m := map[string]uint64{}
-	streamFields(streams, func(name, value string, hits uint64) {
-		if name == field && (filter == "" || strings.Contains(value, filter)) {
-			m[value] += hits
-		}
-	})
-	v := fromMap(m)
 	if limit > 0 && len(v) > limit {
 		v = v[:limit]
 		for i := range v {
