@@ -236,6 +236,20 @@ func TestSelectErrors(t *testing.T) {
 		}
 	}
 
+	// Oversized limits and offsets are fine, and an unknown tenant is empty.
+	for _, args := range []url.Values{
+		q("query", "*", "limit", "9223372036854775807"),
+		q("query", "*", "limit", "9223372036854775807", "offset", "9223372036854775807"),
+		q("query", "* | fields n", "limit", "1000000000000", "offset", "5"),
+	} {
+		if code, body := get(t, ts.URL, "/select/logsql/query", args, false); code != 200 || strings.Count(body, "\n") > 6 {
+			t.Errorf("%v: %d %s", args, code, body)
+		}
+	}
+	if code, body := get(t, ts.URL, "/select/logsql/query", q("query", "*"), false, "AccountID", "99"); code != 200 || body != "" {
+		t.Errorf("unknown tenant: %d %q", code, body)
+	}
+
 	// A query past its timeout gets 503.
 	code, body := get(t, ts.URL, "/select/logsql/query", q("query", "*", "timeout", "1ns"), false)
 	if code != 503 || !strings.Contains(body, "couldn't be executed") {
