@@ -73,7 +73,14 @@ type selectArgs struct {
 	// inclusive) aligned to step, or MinInt64/MaxInt64 when absent.
 	startAligned, endAligned int64
 	began                    time.Time
+	// approx lists the results the request's queries computed with
+	// sketches (query.Stats.Approximate), for the Spate-Approximate header.
+	approx []string
 }
+
+// approxHeader names the results computed with sketches instead of
+// exactly (past --query-memory); a header, or a trailer of /query.
+const approxHeader = "Spate-Approximate"
 
 // httpError is an error with the status VictoriaLogs answers it with.
 type httpError struct {
@@ -443,7 +450,10 @@ func writeSelectHeaders(h http.Header, a *selectArgs, contentType string) {
 	h.Set("VL-Request-Duration-Seconds", fmt.Sprintf("%.3f", time.Since(a.began).Seconds()))
 	h.Set("AccountID", strconv.FormatUint(uint64(a.tenant.AccountID), 10))
 	h.Set("ProjectID", strconv.FormatUint(uint64(a.tenant.ProjectID), 10))
-	h.Set("Access-Control-Expose-Headers", "Vl-Request-Duration-Seconds, Accountid, Projectid")
+	h.Set("Access-Control-Expose-Headers", "Vl-Request-Duration-Seconds, Accountid, Projectid, "+approxHeader)
+	if len(a.approx) > 0 {
+		h.Set(approxHeader, strings.Join(a.approx, "; "))
+	}
 }
 
 // run runs q over the tenant's segments in the data directory, writing
@@ -484,6 +494,10 @@ func (s *Server) runSnapshot(ctx context.Context, a *selectArgs, q *query.Query,
 	}
 	st, err := query.Run(ctx, q, names, cfg, opts, sink)
 	s.m.queryDone(st)
+	if len(st.Approximate) > 0 {
+		a.approx = append(a.approx, st.Approximate...)
+		s.log.Warn("query results computed with sketches", "query", q.String(), "approximate", strings.Join(st.Approximate, "; "))
+	}
 	if err != nil && ctx.Err() == nil {
 		var he *httpError
 		switch {
@@ -569,6 +583,8 @@ func (s *Server) handleQuery(ctx context.Context, w http.ResponseWriter, r *http
 		} else {
 			writeSelectHeaders(w.Header(), a, "application/stream+json")
 		}
+		// Whether results are approximate is known once the scan ends.
+		w.Header().Set("Trailer", approxHeader)
 	}
 	var buf []byte
 	var fields []query.Field
@@ -604,6 +620,9 @@ func (s *Server) handleQuery(ctx context.Context, w http.ResponseWriter, r *http
 	begin()
 	if err := bw.Flush(); err != nil {
 		return errClientGone
+	}
+	if len(a.approx) > 0 {
+		w.Header().Set(approxHeader, strings.Join(a.approx, "; "))
 	}
 	return nil
 }

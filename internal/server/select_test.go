@@ -619,3 +619,35 @@ func TestTailExactlyOnce(t *testing.T) {
 	}
 	cancel()
 }
+
+// TestSelectApproximate: results computed with sketches (past
+// QueryMemory) say so in the Spate-Approximate header, or trailer.
+func TestSelectApproximate(t *testing.T) {
+	_, ts := newTestServer(t, Config{QueryMemory: 16 << 10})
+	var b strings.Builder
+	for i := range 20000 {
+		fmt.Fprintf(&b, `{"u":"user-%d"}`+"\n", i)
+	}
+	post(t, ts.URL+"/insert/jsonline", []byte(b.String()))
+	for _, path := range []string{"/select/logsql/query", "/select/logsql/stats_query"} {
+		resp, err := http.PostForm(ts.URL+path, q("query", "* | stats count_uniq(u) n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		got := resp.Header.Get(approxHeader) + resp.Trailer.Get(approxHeader)
+		if resp.StatusCode != 200 || !strings.Contains(got, "count_uniq") {
+			t.Errorf("%s: %d %s, %s %q", path, resp.StatusCode, body, approxHeader, got)
+		}
+	}
+	resp, err := http.PostForm(ts.URL+"/select/logsql/query", q("query", "* | stats count() n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if got := resp.Header.Get(approxHeader) + resp.Trailer.Get(approxHeader); got != "" {
+		t.Errorf("an exact count says %s %q", approxHeader, got)
+	}
+}
