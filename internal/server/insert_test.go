@@ -44,6 +44,19 @@ func newTestServer(t *testing.T, cfg Config) (*Server, *httptest.Server) {
 	return s, ts
 }
 
+// do sends req with the headers hdr (name, value, ...).
+func do(t *testing.T, req *http.Request, hdr ...string) *http.Response {
+	t.Helper()
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
 type response struct {
 	code   int
 	header http.Header
@@ -56,13 +69,7 @@ func post(t *testing.T, url string, body []byte, hdr ...string) response {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := do(t, req, hdr...)
 	defer resp.Body.Close()
 	var r response
 	r.code, r.header = resp.StatusCode, resp.Header
