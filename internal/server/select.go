@@ -9,6 +9,7 @@ import (
 	"html"
 	"math"
 	"net/http"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -259,7 +260,7 @@ func parseExtraFilters(s string, stream bool, ts int64) (query.Filter, error) {
 			case stream:
 				alts := make([]string, len(kv.values))
 				for j, v := range kv.values {
-					alts[j] = regexpQuote(v)
+					alts[j] = regexp.QuoteMeta(v)
 				}
 				parts[i] = fmt.Sprintf("%q=~%q", kv.key, strings.Join(alts, "|"))
 			case len(kv.values) == 1:
@@ -1106,15 +1107,3 @@ func (s *Server) handleBuildInfo(w http.ResponseWriter, r *http.Request) {
 
 // CompatVersion is the VictoriaLogs version whose API spate serves.
 const CompatVersion = "v1.52.1"
-
-// regexpQuote escapes the RE2 metacharacters of s.
-func regexpQuote(s string) string {
-	var b strings.Builder
-	for _, c := range s {
-		if strings.ContainsRune(`\.+*?()|[]{}^$`, c) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
-}
