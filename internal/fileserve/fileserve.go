@@ -1,0 +1,218 @@
+// Package fileserve serves the files under one directory over HTTP, as
+// `spate serve --files DIR` does at GET and HEAD /files/{path}: RFC 9110
+// ranges and conditional requests (through http.ServeContent), strong
+// ETags, Cache-Control from options, and Content-Disposition with an
+// RFC 6266 filename* for names that are not ASCII.
+//
+// Every file is opened through an os.Root: a path cannot leave the
+// directory, whether by "..", an absolute path or a symbolic link. Paths
+// with a NUL, a backslash, an encoded slash or backslash, a "." or ".."
+// segment, or (unless Options.Dotfiles) a segment starting with '.' are
+// refused with 404 before any file is looked at; a directory gets 403.
+//
+// A Handler is safe for concurrent use. Identity bodies are written by
+// http.ServeContent, which copies from the *os.File to the connection:
+// the net/http response writer turns that into sendfile(2) when the
+// writer chain passes io.ReaderFrom through.
+package fileserve
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"mime"
+	"net/http"
+	"net/url"
+	"os"
+	"path"
+	"strings"
+	"unicode/utf8"
+)
+
+// DefaultMaxRanges is Options.MaxRanges when it is 0.
+const DefaultMaxRanges = 64
+
+// Options configure a Handler. The zero value serves with no
+// Cache-Control, no dotfiles and DefaultMaxRanges.
+type Options struct {
+	// Dotfiles allows path segments that start with '.'.
+	Dotfiles bool
+	// CacheControl, if set, is the Cache-Control of every file.
+	CacheControl string
+	// Immutable lists path.Match patterns of file paths (relative to the
+	// directory, with '/') whose Cache-Control gets "immutable" (and
+	// "public, max-age=31536000" when CacheControl is empty).
+	Immutable []string
+	// MaxRanges caps the ranges of one request; a Range header with more
+	// is ignored and the whole file sent (as nginx's max_ranges does).
+	MaxRanges int
+}
+
+// Handler serves the files of one directory under a URL prefix.
+type Handler struct {
+	root   *os.Root
+	prefix string
+	opts   Options
+}
+
+// New opens dir and returns a Handler serving it under prefix ("/files/").
+// Close it to release the directory.
+func New(dir, prefix string, o Options) (*Handler, error) {
+	for _, p := range o.Immutable {
+		if _, err := path.Match(p, ""); err != nil {
+			return nil, fmt.Errorf("bad immutable pattern %q: %w", p, err)
+		}
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("cannot open the files directory: %w", err)
+	}
+	if o.MaxRanges <= 0 {
+		o.MaxRanges = DefaultMaxRanges
+	}
+	return &Handler{root: root, prefix: prefix, opts: o}, nil
+}
+
+// Close releases the directory.
+func (h *Handler) Close() error { return h.root.Close() }
+
+// ServeHTTP serves GET and HEAD requests for the files under the prefix.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed: files are read with GET or HEAD", http.StatusMethodNotAllowed)
+		return
+	}
+	rel, ok := h.relPath(r.URL)
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	f, err := h.root.Open(rel)
+	if err != nil {
+		h.openError(w, r, err)
+		return
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		http.Error(w, "cannot read the file", http.StatusInternalServerError)
+		return
+	}
+	if fi.IsDir() {
+		http.Error(w, "a directory: files are listed nowhere", http.StatusForbidden)
+		return
+	}
+	if !fi.Mode().IsRegular() {
+		http.NotFound(w, r)
+		return
+	}
+	hd := w.Header()
+	name := path.Base(rel)
+	hd.Set("ETag", fmt.Sprintf(`"%x-%x"`, fi.ModTime().UnixNano(), fi.Size()))
+	if ct := mime.TypeByExtension(path.Ext(name)); ct != "" {
+		hd.Set("Content-Type", ct)
+	}
+	hd.Set("X-Content-Type-Options", "nosniff")
+	if cc := h.cacheControl(rel); cc != "" {
+		hd.Set("Cache-Control", cc)
+	}
+	disposition := "inline"
+	if _, ok := r.URL.Query()["download"]; ok {
+		disposition = "attachment"
+	}
+	hd.Set("Content-Disposition", contentDisposition(disposition, name))
+	if rg := r.Header.Get("Range"); rg != "" && strings.Count(rg, ",") >= h.opts.MaxRanges {
+		r.Header.Del("Range")
+	}
+	http.ServeContent(w, r, name, fi.ModTime(), f)
+}
+
+// relPath returns the file path under the directory that u names, or
+// false if the path is refused.
+func (h *Handler) relPath(u *url.URL) (string, bool) {
+	raw := u.EscapedPath()
+	lower := strings.ToLower(raw)
+	if strings.Contains(lower, "%2f") || strings.Contains(lower, "%5c") || strings.Contains(lower, "%00") {
+		return "", false
+	}
+	rel, ok := strings.CutPrefix(u.Path, h.prefix)
+	if !ok || rel == "" || strings.ContainsAny(rel, "\x00\\") || !utf8.ValidString(rel) {
+		return "", false
+	}
+	for seg := range strings.SplitSeq(rel, "/") {
+		switch {
+		case seg == "", seg == ".", seg == "..":
+			return "", false
+		case seg[0] == '.' && !h.opts.Dotfiles:
+			return "", false
+		}
+	}
+	return rel, true
+}
+
+// openError answers a file that cannot be opened: 404 when it is not
+// there or lies outside the directory (os.Root's refusal, told apart from
+// nothing), 403 when it may not be read.
+func (h *Handler) openError(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, fs.ErrPermission) {
+		http.Error(w, "the file may not be read", http.StatusForbidden)
+		return
+	}
+	http.NotFound(w, r)
+}
+
+// cacheControl returns the Cache-Control of the file at rel.
+func (h *Handler) cacheControl(rel string) string {
+	cc := h.opts.CacheControl
+	for _, p := range h.opts.Immutable {
+		if ok, _ := path.Match(p, rel); ok {
+			if cc == "" {
+				return "public, max-age=31536000, immutable"
+			}
+			return cc + ", immutable"
+		}
+	}
+	return cc
+}
+
+// contentDisposition writes a Content-Disposition for name: the name
+// itself when it is plain ASCII, else an ASCII fallback and the UTF-8 name
+// as RFC 6266 (RFC 8187) filename*.
+func contentDisposition(kind, name string) string {
+	plain := true
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return fmt.Sprintf(`%s; filename="%s"`, kind, name)
+	}
+	var fallback strings.Builder
+	for _, c := range name {
+		if c >= 0x20 && c <= 0x7e && c != '"' && c != '\\' {
+			fallback.WriteRune(c)
+		} else {
+			fallback.WriteByte('_')
+		}
+	}
+	return fmt.Sprintf(`%s; filename="%s"; filename*=UTF-8''%s`, kind, fallback.String(), rfc8187(name))
+}
+
+// rfc8187 percent-encodes s for an ext-value: attr-char bytes as they are,
+// every other byte as %XX.
+func rfc8187(s string) string {
+	const attr = "!#$&+-.^_`|~"
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte(attr, c) >= 0 {
+			b.WriteByte(c)
+		} else {
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,244 @@
+package fileserve
+
+import (
+	"bytes"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// tree makes root/ with files, a dotfile, a symlink out of it and a
+// secret beside it; it returns root and the content of big.bin.
+func tree(t testing.TB) (string, []byte) {
+	t.Helper()
+	top := t.TempDir()
+	root := filepath.Join(top, "root")
+	big := bytes.Repeat([]byte("0123456789abcdef"), 4096) // 64 KiB
+	files := map[string][]byte{
+		"big.bin":         big,
+		"notes.txt":       []byte("hello notes\n"),
+		"app/v1/main.css": []byte("body{}"),
+		"no-ext":          []byte("<html><body>sniffed</body></html>"),
+		"Résumé.pdf":      []byte("%PDF-1.4 résumé"),
+		".env":            []byte("SECRET dotfile"),
+		"sub/.git/config": []byte("SECRET git"),
+	}
+	for name, data := range files {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(top, "secret.txt"), []byte("SECRET outside"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(top, "secret.txt"), filepath.Join(root, "link-out")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("notes.txt", filepath.Join(root, "link-in")); err != nil {
+		t.Fatal(err)
+	}
+	return root, big
+}
+
+func newHandler(t testing.TB, o Options) (*Handler, []byte) {
+	t.Helper()
+	root, big := tree(t)
+	h, err := New(root, "/files/", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	return h, big
+}
+
+func serve(h http.Handler, method, target string, hdr ...string) *httptest.ResponseRecorder {
+	r := httptest.NewRequest(method, target, nil)
+	for i := 0; i+1 < len(hdr); i += 2 {
+		r.Header.Set(hdr[i], hdr[i+1])
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w
+}
+
+func TestServeFile(t *testing.T) {
+	h, big := newHandler(t, Options{CacheControl: "public, max-age=60", Immutable: []string{"app/*/*.css"}})
+	w := serve(h, "GET", "/files/big.bin")
+	etag, lm := w.Header().Get("ETag"), w.Header().Get("Last-Modified")
+	if w.Code != 200 || !bytes.Equal(w.Body.Bytes(), big) || !strings.HasPrefix(etag, `"`) || lm == "" ||
+		w.Header().Get("Accept-Ranges") != "bytes" || w.Header().Get("Cache-Control") != "public, max-age=60" {
+		t.Fatalf("GET: %d, %d bytes, headers %v", w.Code, w.Body.Len(), w.Header())
+	}
+	if w := serve(h, "HEAD", "/files/big.bin"); w.Code != 200 || w.Body.Len() != 0 || w.Header().Get("Content-Length") != "65536" {
+		t.Errorf("HEAD: %d %d %v", w.Code, w.Body.Len(), w.Header())
+	}
+	for _, c := range []struct {
+		target, ctype string
+	}{{"/files/notes.txt", "text/plain; charset=utf-8"}, {"/files/app/v1/main.css", "text/css; charset=utf-8"}, {"/files/no-ext", "text/html; charset=utf-8"}, {"/files/link-in", "text/plain; charset=utf-8"}} {
+		if w := serve(h, "GET", c.target); w.Code != 200 || w.Header().Get("Content-Type") != c.ctype {
+			t.Errorf("%s: %d %q, want %q", c.target, w.Code, w.Header().Get("Content-Type"), c.ctype)
+		}
+	}
+	if cc := serve(h, "GET", "/files/app/v1/main.css").Header().Get("Cache-Control"); cc != "public, max-age=60, immutable" {
+		t.Errorf("immutable: %q", cc)
+	}
+	if cd := serve(h, "GET", "/files/notes.txt?download").Header().Get("Content-Disposition"); cd != `attachment; filename="notes.txt"` {
+		t.Errorf("disposition: %q", cd)
+	}
+	if cd := serve(h, "GET", "/files/"+url.PathEscape("Résumé.pdf")).Header().Get("Content-Disposition"); cd != `inline; filename="R_sum_.pdf"; filename*=UTF-8''R%C3%A9sum%C3%A9.pdf` {
+		t.Errorf("non-ASCII disposition: %q", cd)
+	}
+
+	// Ranges.
+	if w := serve(h, "GET", "/files/big.bin", "Range", "bytes=10-19"); w.Code != 206 || w.Body.String() != string(big[10:20]) || w.Header().Get("Content-Range") != "bytes 10-19/65536" {
+		t.Errorf("range: %d %q %v", w.Code, w.Body.String(), w.Header())
+	}
+	if w := serve(h, "GET", "/files/big.bin", "Range", "bytes=-5"); w.Code != 206 || w.Body.String() != string(big[len(big)-5:]) {
+		t.Errorf("suffix range: %d %q", w.Code, w.Body.String())
+	}
+	w = serve(h, "GET", "/files/big.bin", "Range", "bytes=0-1,100-102")
+	mt, params, _ := mime.ParseMediaType(w.Header().Get("Content-Type"))
+	if w.Code != 206 || mt != "multipart/byteranges" {
+		t.Fatalf("multi range: %d %v", w.Code, w.Header())
+	}
+	mr := multipart.NewReader(w.Body, params["boundary"])
+	var parts []string
+	for {
+		p, err := mr.NextPart()
+		if err != nil {
+			break
+		}
+		b, _ := io.ReadAll(p)
+		parts = append(parts, string(b))
+	}
+	if len(parts) != 2 || parts[0] != string(big[0:2]) || parts[1] != string(big[100:103]) {
+		t.Errorf("multi range parts: %q", parts)
+	}
+	if w := serve(h, "GET", "/files/big.bin", "Range", "bytes=70000-"); w.Code != 416 || w.Header().Get("Content-Range") != "bytes */65536" {
+		t.Errorf("unsatisfiable: %d %v", w.Code, w.Header())
+	}
+	many := "bytes=" + strings.Repeat("0-0,", DefaultMaxRanges) + "1-1"
+	if w := serve(h, "GET", "/files/big.bin", "Range", many); w.Code != 200 || w.Body.Len() != len(big) {
+		t.Errorf("%d ranges: %d, %d bytes; want the whole file", DefaultMaxRanges+1, w.Code, w.Body.Len())
+	}
+
+	// Conditional requests.
+	old := time.Unix(0, 0).UTC().Format(http.TimeFormat)
+	for _, c := range []struct {
+		hdr  []string
+		code int
+	}{
+		{[]string{"If-None-Match", etag}, 304},
+		{[]string{"If-None-Match", `"other"`}, 200},
+		{[]string{"If-Modified-Since", lm}, 304},
+		{[]string{"If-Modified-Since", "not a date"}, 200},
+		{[]string{"If-Match", `"other"`}, 412},
+		{[]string{"If-Match", etag}, 200},
+		{[]string{"If-Unmodified-Since", old}, 412},
+		{[]string{"Range", "bytes=0-0", "If-Range", etag}, 206},
+		{[]string{"Range", "bytes=0-0", "If-Range", `"other"`}, 200},
+		{[]string{"Range", "bytes=0-0", "If-Range", lm}, 206},
+	} {
+		if w := serve(h, "GET", "/files/big.bin", c.hdr...); w.Code != c.code {
+			t.Errorf("%v: %d, want %d", c.hdr, w.Code, c.code)
+		}
+	}
+	if w := serve(h, "POST", "/files/big.bin"); w.Code != 405 || w.Header().Get("Allow") != "GET, HEAD" {
+		t.Errorf("POST: %d %v", w.Code, w.Header())
+	}
+}
+
+// TestRefusedPaths: nothing outside the directory, no dotfile and no
+// directory is ever served.
+func TestRefusedPaths(t *testing.T) {
+	h, _ := newHandler(t, Options{})
+	for _, c := range []struct {
+		target string
+		code   int
+	}{
+		{"/files/../secret.txt", 404},
+		{"/files/%2e%2e/secret.txt", 404},
+		{"/files/..%2fsecret.txt", 404},
+		{"/files/app%2fv1%2fmain.css", 404},
+		{"/files/app%5cv1%5cmain.css", 404},
+		{"/files/notes.txt%00.png", 404},
+		{"/files//etc/passwd", 404},
+		{"/files/link-out", 404},
+		{"/files/.env", 404},
+		{"/files/sub/.git/config", 404},
+		{"/files/./notes.txt", 404},
+		{"/files/app", 403},
+		{"/files/app/", 404},
+		{"/files/", 404},
+		{"/files/missing", 404},
+	} {
+		w := serve(h, "GET", c.target)
+		if w.Code != c.code || strings.Contains(w.Body.String(), "SECRET") {
+			t.Errorf("%s: %d %q, want %d", c.target, w.Code, w.Body.String(), c.code)
+		}
+	}
+	// With dotfiles allowed, dotfiles inside are served; outside still not.
+	hd, _ := newHandler(t, Options{Dotfiles: true})
+	if w := serve(hd, "GET", "/files/.env"); w.Code != 200 {
+		t.Errorf("dotfile with Dotfiles: %d", w.Code)
+	}
+	if w := serve(hd, "GET", "/files/link-out"); w.Code != 404 {
+		t.Errorf("symlink out with Dotfiles: %d", w.Code)
+	}
+}
+
+// FuzzPath tries arbitrary paths: no panic, and a SECRET (outside the
+// directory, or in a dotfile) is never sent.
+func FuzzPath(f *testing.F) {
+	for _, s := range []string{"../secret.txt", "%2e%2e/secret.txt", "link-out", ".env", "sub/.git/config", "a/../../secret.txt", "big.bin", "app/v1/main.css", "//secret.txt", "..\\secret.txt"} {
+		f.Add(s)
+	}
+	h, _ := newHandler(f, Options{})
+	f.Fuzz(func(t *testing.T, p string) {
+		for _, u := range []*url.URL{{Path: "/files/" + p}, {Path: "/files/" + p, RawPath: "/files/" + p}} {
+			r := &http.Request{Method: "GET", URL: u, Header: http.Header{}}
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, r)
+			if strings.Contains(w.Body.String(), "SECRET") {
+				t.Fatalf("%q sent a secret: %d %q", p, w.Code, w.Body.String())
+			}
+		}
+	})
+}
+
+// BenchmarkServeSmall measures the handler on a 4 KiB file (headers,
+// open, stat, ServeContent) without a network.
+func BenchmarkServeSmall(b *testing.B) {
+	root := b.TempDir()
+	data := bytes.Repeat([]byte("x"), 4096)
+	if err := os.WriteFile(filepath.Join(root, "small.txt"), data, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	h, err := New(root, "/files/", Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer h.Close()
+	r := httptest.NewRequest("GET", "/files/small.txt", nil)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != 200 {
+			b.Fatal(w.Code)
+		}
+	}
+}
