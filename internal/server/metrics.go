@@ -70,6 +70,9 @@ func newServerMetrics(s *Server) *serverMetrics {
 	}
 	stat := func(name, help string, v func(st segment.Stats) float64) {
 		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 {
+			if s.store == nil {
+				return 0
+			}
 			return v(s.store.Stats())
 		}))
 	}

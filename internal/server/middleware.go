@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"time"
 
@@ -109,3 +110,12 @@ func (w *statusWriter) Write(p []byte) (int, error) {
 }
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// ReadFrom passes io.ReaderFrom through, so that a file copied to the
+// answer (fileserve, through http.ServeContent) goes out with sendfile(2).
+func (w *statusWriter) ReadFrom(r io.Reader) (int64, error) {
+	if w.code == 0 {
+		w.WriteHeader(http.StatusOK)
+	}
+	return io.Copy(w.ResponseWriter, r)
+}

@@ -28,14 +28,20 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/spate-io/spate/internal/fileserve"
 	"github.com/spate-io/spate/internal/ingest"
 	"github.com/spate-io/spate/internal/segment"
 )
 
 // Config configures a Server. Zero fields mean the defaults.
 type Config struct {
-	// DataDir holds the segment files; required.
+	// DataDir holds the segment files. Without it the server has no
+	// /insert and /select endpoints, and FilesDir is required.
 	DataDir string
+	// FilesDir, if set, is served read-only at /files/ (see fileserve),
+	// with Files' options.
+	FilesDir string
+	Files    fileserve.Options
 	// Segment configures the store; its Observe hook is set by the server.
 	Segment segment.Options
 	// Ingest configures the pipeline: chunk size, line limit, memory for
@@ -81,8 +87,8 @@ type Config struct {
 }
 
 func (c Config) withDefaults() (Config, error) {
-	if c.DataDir == "" {
-		return c, errors.New("cannot start the server: no data directory")
+	if c.DataDir == "" && c.FilesDir == "" {
+		return c, errors.New("cannot start the server: no data directory and no files directory")
 	}
 	if c.MaxRequestBytes < 0 {
 		return c, errors.New("cannot start the server: negative size limit")
@@ -136,6 +142,7 @@ type Server struct {
 	log     *slog.Logger
 	store   *segment.Store
 	pipe    *ingest.Pipeline
+	files   *fileserve.Handler // nil without FilesDir
 	m       *serverMetrics
 	closing atomic.Bool
 	started time.Time
@@ -168,6 +175,15 @@ func New(cfg Config) (*Server, error) {
 		s.pacer = newQueryPacer(cfg.QueryShare, func() bool { return s.ingesting.Load() > 0 })
 		s.pacer.waited = func(d time.Duration) { s.m.queryPaced.Add(d.Seconds()) }
 	}
+	if cfg.FilesDir != "" {
+		if s.files, err = fileserve.New(cfg.FilesDir, "/files/", cfg.Files); err != nil {
+			s.pipe.Close()
+			return nil, err
+		}
+	}
+	if cfg.DataDir == "" {
+		return s, nil
+	}
 	so := cfg.Segment
 	if so.Logger == nil {
 		so.Logger = cfg.Logger
@@ -182,6 +198,9 @@ func New(cfg Config) (*Server, error) {
 	s.store, err = segment.Open(cfg.DataDir, so)
 	if err != nil {
 		s.pipe.Close()
+		if s.files != nil {
+			s.files.Close()
+		}
 		return nil, fmt.Errorf("cannot open data directory: %w", err)
 	}
 	return s, nil
@@ -190,6 +209,24 @@ func New(cfg Config) (*Server, error) {
 // Handler returns the public API: ingestion, health and metrics.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
+	if s.files != nil {
+		mux.Handle("/files/", s.route("/files/", s.files.ServeHTTP))
+	}
+	if s.store != nil {
+		s.dataRoutes(mux)
+	}
+	mux.HandleFunc("/healthz", s.handleHealth)
+	mux.HandleFunc("/readyz", s.handleReady)
+	mux.HandleFunc("/metrics", s.handleMetrics)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no endpoint %s; see `spate serve --help`", r.URL.Path))
+	})
+	return mux
+}
+
+// dataRoutes adds the endpoints of the data directory: ingestion and the
+// query API.
+func (s *Server) dataRoutes(mux *http.ServeMux) {
 	mux.Handle("/insert/jsonline", s.route("/insert/jsonline", s.handleInsert))
 	mux.Handle("/api/v1/ingest", s.route("/api/v1/ingest", s.handleInsert))
 	for path, h := range map[string]func(context.Context, http.ResponseWriter, *http.Request) error{
@@ -211,13 +248,6 @@ func (s *Server) Handler() http.Handler {
 	}
 	mux.Handle("/select/logsql/tail", s.route("/select/logsql/tail", s.handleTail))
 	mux.HandleFunc("/select/buildinfo", s.handleBuildInfo)
-	mux.HandleFunc("/healthz", s.handleHealth)
-	mux.HandleFunc("/readyz", s.handleReady)
-	mux.HandleFunc("/metrics", s.handleMetrics)
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("no endpoint %s; see `spate serve --help`", r.URL.Path))
-	})
-	return mux
 }
 
 // AdminHandler returns pprof and metrics, for a listener that is not
@@ -284,14 +314,24 @@ func (s *Server) Serve(ctx context.Context, ln, admin net.Listener) error {
 func (s *Server) Close() error {
 	s.stopTails()
 	if s.closing.Swap(true) {
-		return s.store.Close()
+		return s.closeStore()
 	}
-	err := s.store.Close()
+	if s.files != nil {
+		s.files.Close()
+	}
+	err := s.closeStore()
 	s.pipe.Close()
 	if err != nil {
 		return fmt.Errorf("cannot close data directory: %w", err)
 	}
 	return nil
+}
+
+func (s *Server) closeStore() error {
+	if s.store == nil {
+		return nil
+	}
+	return s.store.Close()
 }
 
 // stopTails ends the live tails (they would keep a graceful shutdown
@@ -313,6 +353,10 @@ func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 	if s.closing.Load() {
 		w.WriteHeader(http.StatusServiceUnavailable)
 		fmt.Fprintln(w, "shutting down")
+		return
+	}
+	if s.store == nil {
+		fmt.Fprintln(w, "ready")
 		return
 	}
 	st := s.store.Stats()
