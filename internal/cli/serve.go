@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/spate-io/spate/internal/fileserve"
 	"github.com/spate-io/spate/internal/ingest"
 	"github.com/spate-io/spate/internal/segment"
 	"github.com/spate-io/spate/internal/server"
@@ -42,6 +43,11 @@ type serveOpts struct {
 	maxQueueDuration time.Duration
 	queryMemory      sizeFlag
 	queryShare       float64
+
+	files         string
+	filesDotfiles bool
+	cacheControl  string
+	immutable     []string
 }
 
 func newServeCmd() *cobra.Command {
@@ -79,6 +85,7 @@ Endpoints (main listener):
   GET|POST /select/logsql/tail         live: matching lines as they are
                           acknowledged (refresh_interval, start_offset)
   GET  /select/tenant_ids, /select/buildinfo
+  GET|HEAD /files/{path}   with --files DIR: the files under DIR (see Files)
   GET  /metrics           Prometheus text format
   GET  /healthz, /readyz  liveness; readiness (503 when the queue is >90%
                           full or the server is stopping)
@@ -145,14 +152,30 @@ of re-querying a time window: its offset arg (holding back lines younger
 than it) defaults to 0 instead of 5s, so lines arrive within
 refresh_interval (default 1s).
 
+Files: with --files DIR, GET and HEAD /files/{path} serve the files under
+DIR read-only (--files alone runs a file server: no /insert or /select).
+Paths are opened through an os.Root: "..", encoded slashes or backslashes,
+NUL, symlinks that leave DIR and (unless --files-dotfiles) names starting
+with '.' get 404, a directory 403. RFC 9110 semantics through Go's
+http.ServeContent: single, suffix and multiple ranges (multipart/
+byteranges; more than 64 in one request and the whole file is sent),
+416 with Content-Range: bytes */SIZE, strong ETag, Last-Modified,
+If-None-Match and If-Modified-Since (304), If-Match and
+If-Unmodified-Since (412), If-Range; Content-Type by extension, else by
+content; Content-Disposition with an RFC 6266 filename* for non-ASCII
+names (attachment with ?download); Cache-Control from --cache-control, and
+immutable for --immutable patterns. Bodies go out with sendfile(2). Not
+yet: compression (zstd, br, gzip, precompressed siblings), directory
+listings, per-file metrics, resumable uploads (tus), spate get.
+
 Tokens: with --auth-token-file, /insert/, /api/v1/ingest and /select/
 requests must send "Authorization: Bearer TOKEN" (/healthz, /readyz and
 /metrics need none). The file holds one token a line:
   TOKEN [tenant=ACCOUNT:PROJECT] [read|write|read,write]
 Fields are separated by blanks; blank lines and # comments are skipped. A
 bare TOKEN may read and write in any tenant (the headers choose). write
-allows /insert/ and /api/v1/ingest, read allows /select/; a tenant without
-a permission word means read,write. tenant= binds the token to that tenant:
+allows /insert/ and /api/v1/ingest, read allows /select/ and /files/; a
+tenant without a permission word means read,write. tenant= binds the token to that tenant:
 a request without AccountID/ProjectID headers acts in it, one whose headers
 name another tenant gets 403, and so does /select/tenant_ids (it lists
 every tenant). A token may appear once; serve refuses a file with a bad
@@ -173,6 +196,8 @@ Examples:
   curl http://127.0.0.1:9428/select/logsql/hits -d 'query=*' -d step=1h -d start=-1d
   curl -N http://127.0.0.1:9428/select/logsql/tail -d 'query=level:error'
   vlogscli -datasource.url=http://127.0.0.1:9428/select/logsql/query
+  spate serve --files ./downloads --immutable 'assets/*' --cache-control 'public, max-age=600'
+  curl -O http://127.0.0.1:9428/files/big.iso -H 'Range: bytes=0-1048575'
   spate query '* | stats count()' ./logs`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -180,7 +205,11 @@ Examples:
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&o.data, "data", "", "directory for segment files (created if missing; required)")
+	fl.StringVar(&o.data, "data", "", "directory for segment files (created if missing; required unless --files is given)")
+	fl.StringVar(&o.files, "files", "", "directory whose files GET/HEAD /files/{path} serve, read-only (ranges, ETags, conditional requests, sendfile)")
+	fl.BoolVar(&o.filesDotfiles, "files-dotfiles", false, "serve files and directories whose names start with '.' under --files (default: 404)")
+	fl.StringVar(&o.cacheControl, "cache-control", "", "Cache-Control of the files under --files, e.g. \"public, max-age=3600\" (default: none)")
+	fl.StringArrayVar(&o.immutable, "immutable", nil, "path pattern (path.Match, relative to --files, e.g. 'assets/*.js') whose files get Cache-Control immutable; repeatable")
 	fl.StringVar(&o.listen, "listen", "127.0.0.1:9428", "address of the API (host:port; port 0 picks a free one)")
 	fl.StringVar(&o.adminListen, "admin-listen", "", "address for pprof and metrics, e.g. 127.0.0.1:9429 (default: off)")
 	fl.StringVar(&o.fsync, "fsync", "batch", "when to fsync: batch (acknowledge after fsync), interval (acknowledge after write, fsync every --fsync-interval), never")
@@ -208,8 +237,11 @@ Examples:
 }
 
 func runServe(ctx context.Context, o *serveOpts, stderr io.Writer) error {
-	if o.data == "" {
-		return usagef("serve needs --data DIR")
+	if o.data == "" && o.files == "" {
+		return usagef("serve needs --data DIR, --files DIR or both")
+	}
+	if o.files == "" && (o.filesDotfiles || o.cacheControl != "" || len(o.immutable) > 0) {
+		return usagef("--files-dotfiles, --cache-control and --immutable apply to --files DIR, which is not given")
 	}
 	sync, err := segment.ParseSyncMode(o.fsync)
 	if err != nil {
@@ -257,6 +289,8 @@ func runServe(ctx context.Context, o *serveOpts, stderr io.Writer) error {
 			MaxLineBytes: int(o.maxLine),
 			MemoryBytes:  int64(o.maxInflight),
 		},
+		FilesDir:             o.files,
+		Files:                fileserve.Options{Dotfiles: o.filesDotfiles, CacheControl: o.cacheControl, Immutable: o.immutable},
 		MaxRequestBytes:      int64(o.maxRequest),
 		ReadTimeout:          o.readTimeout,
 		MaxConcurrentQueries: o.maxQueries,

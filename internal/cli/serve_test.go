@@ -38,11 +38,17 @@ type serveChild struct {
 
 func startServe(t *testing.T, dir string, args ...string) *serveChild {
 	t.Helper()
+	return startServeArgs(t, append([]string{"--data", dir}, args...)...)
+}
+
+// startServeArgs is startServe with all of serve's flags given.
+func startServeArgs(t *testing.T, args ...string) *serveChild {
+	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	args = append([]string{"serve", "--data", dir, "--listen", "127.0.0.1:0", "--log-level", "warn"}, args...)
+	args = append([]string{"serve", "--listen", "127.0.0.1:0", "--log-level", "warn"}, args...)
 	cmd := exec.Command(exe, args...)
 	cmd.Env = append(os.Environ(), mainEnv+"=1")
 	pipe, err := cmd.StderrPipe()

@@ -1,0 +1,51 @@
+package cli
+
+import (
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestServeFiles: spate serve --files alone serves the directory with the
+// Cache-Control flags; the file flags without --files are a usage error.
+func TestServeFiles(t *testing.T) {
+	dir := t.TempDir()
+	for name, data := range map[string]string{"a.txt": "hello", "assets/app.js": "var x;", ".hidden": "SECRET"} {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv := startServeArgs(t, "--files", dir, "--cache-control", "public, max-age=600", "--immutable", "assets/*")
+	for _, c := range []struct {
+		path, body, cc string
+		code           int
+	}{
+		{"/files/a.txt", "hello", "public, max-age=600", 200},
+		{"/files/assets/app.js", "var x;", "public, max-age=600, immutable", 200},
+		{"/files/.hidden", "", "", 404},
+		{"/insert/jsonline", "", "", 404},
+	} {
+		resp, err := http.Get(srv.url + c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != c.code || c.code == 200 && (string(b) != c.body || resp.Header.Get("Cache-Control") != c.cc) || strings.Contains(string(b), "SECRET") {
+			t.Errorf("%s: %d %q %q", c.path, resp.StatusCode, b, resp.Header.Get("Cache-Control"))
+		}
+	}
+	srv.stop(t, syscall.SIGTERM)
+	for _, args := range [][]string{{"serve"}, {"serve", "--data", dir, "--immutable", "x"}, {"serve", "--files", dir, "--immutable", "[bad"}} {
+		code, _, stderr := runCLI(t, args...)
+		if code == ExitOK {
+			t.Errorf("%v: exit 0: %s", args, stderr)
+		}
+	}
+}
