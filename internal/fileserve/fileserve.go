@@ -1,8 +1,9 @@
 // Package fileserve serves the files under one directory over HTTP, as
 // `spate serve --files DIR` does at GET and HEAD /files/{path}: RFC 9110
 // ranges and conditional requests (through http.ServeContent), strong
-// ETags, Cache-Control from options, and Content-Disposition with an
-// RFC 6266 filename* for names that are not ASCII.
+// ETags, Cache-Control from options, Content-Disposition with an RFC 6266
+// filename* for names that are not ASCII, and zstd, br and gzip by
+// Accept-Encoding (precompressed siblings, or compressed on the fly).
 //
 // Every file is opened through an os.Root: a path cannot leave the
 // directory, whether by "..", an absolute path or a symbolic link. Paths
@@ -19,6 +20,7 @@ package fileserve
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"mime"
 	"net/http"
@@ -26,6 +28,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -46,7 +49,14 @@ type Options struct {
 	// MaxRanges caps the ranges of one request; a Range header with more
 	// is ignored and the whole file sent (as nginx's max_ranges does).
 	MaxRanges int
+	// CompressMin is the smallest file compressed on the fly (0:
+	// DefaultCompressMin; negative: never). Precompressed siblings are
+	// served whatever the size.
+	CompressMin int64
 }
+
+// DefaultCompressMin is Options.CompressMin when it is 0.
+const DefaultCompressMin = 1024
 
 // Handler serves the files of one directory under a URL prefix.
 type Handler struct {
@@ -70,6 +80,9 @@ func New(dir, prefix string, o Options) (*Handler, error) {
 	if o.MaxRanges <= 0 {
 		o.MaxRanges = DefaultMaxRanges
 	}
+	if o.CompressMin == 0 {
+		o.CompressMin = DefaultCompressMin
+	}
 	return &Handler{root: root, prefix: prefix, opts: o}, nil
 }
 
@@ -77,6 +90,9 @@ func New(dir, prefix string, o Options) (*Handler, error) {
 func (h *Handler) Close() error { return h.root.Close() }
 
 // ServeHTTP serves GET and HEAD requests for the files under the prefix.
+// With Accept-Encoding and no Range, a precompressed sibling or (for
+// compressible types) the file compressed on the fly answers; every answer
+// says Vary: Accept-Encoding, and each representation has its own ETag.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
@@ -109,11 +125,22 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	hd := w.Header()
 	name := path.Base(rel)
-	hd.Set("ETag", fmt.Sprintf(`"%x-%x"`, fi.ModTime().UnixNano(), fi.Size()))
-	if ct := mime.TypeByExtension(path.Ext(name)); ct != "" {
-		hd.Set("Content-Type", ct)
+	etag := fmt.Sprintf(`"%x-%x"`, fi.ModTime().UnixNano(), fi.Size())
+	hd.Set("ETag", etag)
+	ctype := mime.TypeByExtension(path.Ext(name))
+	if ctype == "" {
+		// Sniff as ServeContent would, to know whether it compresses.
+		var buf [512]byte
+		n, _ := io.ReadFull(f, buf[:])
+		ctype = http.DetectContentType(buf[:n])
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			http.Error(w, "cannot read the file", http.StatusInternalServerError)
+			return
+		}
 	}
+	hd.Set("Content-Type", ctype)
 	hd.Set("X-Content-Type-Options", "nosniff")
+	setVary(hd)
 	if cc := h.cacheControl(rel); cc != "" {
 		hd.Set("Cache-Control", cc)
 	}
@@ -125,7 +152,92 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if rg := r.Header.Get("Range"); rg != "" && strings.Count(rg, ",") >= h.opts.MaxRanges {
 		r.Header.Del("Range")
 	}
+	// Ranges apply to the file's own bytes only: a request with a Range
+	// gets identity.
+	if r.Header.Get("Range") == "" {
+		if h.serveEncoded(w, r, rel, name, ctype, etag, fi) {
+			return
+		}
+	}
 	http.ServeContent(w, r, name, fi.ModTime(), f)
+}
+
+// serveEncoded answers with a compressed representation when the client
+// accepts one: a precompressed sibling (rel+".zst", ".br", ".gz", not
+// older than the file) as it is stored, else, for a compressible type of
+// at least CompressMin bytes, the file compressed on the fly. It reports
+// whether it answered.
+func (h *Handler) serveEncoded(w http.ResponseWriter, r *http.Request, rel, name, ctype, etag string, fi fs.FileInfo) bool {
+	ae := r.Header.Get("Accept-Encoding")
+	if ae == "" {
+		return false
+	}
+	q := acceptEncoding(ae)
+	c, ok := pick(q, allCodings, func(c coding) bool {
+		si, err := h.root.Stat(rel + c.suffix)
+		return err == nil && si.Mode().IsRegular() && !si.ModTime().Before(fi.ModTime())
+	})
+	hd := w.Header()
+	if ok {
+		sf, err := h.root.Open(rel + c.suffix)
+		if err != nil {
+			return false
+		}
+		defer sf.Close()
+		si, err := sf.Stat()
+		if err != nil {
+			return false
+		}
+		hd.Set("Content-Encoding", c.name)
+		hd.Set("ETag", etagFor(etag, c))
+		http.ServeContent(w, r, name, si.ModTime(), sf)
+		return true
+	}
+	if h.opts.CompressMin < 0 || fi.Size() < h.opts.CompressMin || !compressible(ctype) {
+		return false
+	}
+	if c, ok = pick(q, liveCodings, func(coding) bool { return true }); !ok {
+		return false
+	}
+	if r.Header.Get("If-Match") != "" || r.Header.Get("If-Unmodified-Since") != "" {
+		return false // ServeContent answers those, on the identity body
+	}
+	tag := etagFor(etag, c)
+	hd.Set("ETag", tag)
+	hd.Set("Last-Modified", fi.ModTime().UTC().Format(http.TimeFormat))
+	inm := r.Header.Get("If-None-Match")
+	if ifNoneMatch(inm, tag) || inm == "" && notModifiedSince(r, fi) {
+		hd.Del("Content-Type")
+		w.WriteHeader(http.StatusNotModified)
+		return true
+	}
+	hd.Set("Content-Encoding", c.name)
+	if r.Method == http.MethodHead {
+		w.WriteHeader(http.StatusOK)
+		return true
+	}
+	f, err := h.root.Open(rel)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	w.WriteHeader(http.StatusOK)
+	compressTo(w, f, c) // an error here is the client's going away
+	return true
+}
+
+// notModifiedSince reports whether an If-Modified-Since header says the
+// client has the file (to the second, as HTTP dates go).
+func notModifiedSince(r *http.Request, fi fs.FileInfo) bool {
+	ims := r.Header.Get("If-Modified-Since")
+	if ims == "" || r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return false
+	}
+	t, err := http.ParseTime(ims)
+	if err != nil {
+		return false
+	}
+	return !fi.ModTime().Truncate(time.Second).After(t)
 }
 
 // relPath returns the file path under the directory that u names, or
