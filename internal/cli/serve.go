@@ -46,6 +46,7 @@ type serveOpts struct {
 
 	files         string
 	filesDotfiles bool
+	filesBrowse   bool
 	cacheControl  string
 	immutable     []string
 }
@@ -156,17 +157,23 @@ Files: with --files DIR, GET and HEAD /files/{path} serve the files under
 DIR read-only (--files alone runs a file server: no /insert or /select).
 Paths are opened through an os.Root: "..", encoded slashes or backslashes,
 NUL, symlinks that leave DIR and (unless --files-dotfiles) names starting
-with '.' get 404, a directory 403. RFC 9110 semantics through Go's
-http.ServeContent: single, suffix and multiple ranges (multipart/
-byteranges; more than 64 in one request and the whole file is sent),
+with '.' get 404, a directory 403 (with --files-browse, /files/dir/ lists
+it: HTML, or JSON with Accept: application/json). RFC 9110 semantics
+through Go's http.ServeContent: single, suffix and multiple ranges
+(multipart/byteranges; more than 64 in one request and the whole file is
+sent),
 416 with Content-Range: bytes */SIZE, strong ETag, Last-Modified,
 If-None-Match and If-Modified-Since (304), If-Match and
 If-Unmodified-Since (412), If-Range; Content-Type by extension, else by
 content; Content-Disposition with an RFC 6266 filename* for non-ASCII
 names (attachment with ?download); Cache-Control from --cache-control, and
-immutable for --immutable patterns. Bodies go out with sendfile(2). Not
-yet: compression (zstd, br, gzip, precompressed siblings), directory
-listings, per-file metrics, resumable uploads (tus), spate get.
+immutable for --immutable patterns. Accept-Encoding (q-values) picks zstd,
+br or gzip: a precompressed sibling (f.zst, f.br, f.gz, not older than f)
+as stored, else text, JSON, JavaScript and the like of 1 KiB or more
+compressed on the fly; Vary: Accept-Encoding always, an ETag per encoding,
+ranges of the uncompressed file only. Uncompressed bodies go out with
+sendfile(2). Not yet: per-file metrics, resumable uploads (tus), spate
+get, --files-data.
 
 Tokens: with --auth-token-file, /insert/, /api/v1/ingest and /select/
 requests must send "Authorization: Bearer TOKEN" (/healthz, /readyz and
@@ -208,6 +215,7 @@ Examples:
 	fl.StringVar(&o.data, "data", "", "directory for segment files (created if missing; required unless --files is given)")
 	fl.StringVar(&o.files, "files", "", "directory whose files GET/HEAD /files/{path} serve, read-only (ranges, ETags, conditional requests, sendfile)")
 	fl.BoolVar(&o.filesDotfiles, "files-dotfiles", false, "serve files and directories whose names start with '.' under --files (default: 404)")
+	fl.BoolVar(&o.filesBrowse, "files-browse", false, "list directories under --files: GET /files/dir/ answers HTML, or JSON with Accept: application/json (default: 403)")
 	fl.StringVar(&o.cacheControl, "cache-control", "", "Cache-Control of the files under --files, e.g. \"public, max-age=3600\" (default: none)")
 	fl.StringArrayVar(&o.immutable, "immutable", nil, "path pattern (path.Match, relative to --files, e.g. 'assets/*.js') whose files get Cache-Control immutable; repeatable")
 	fl.StringVar(&o.listen, "listen", "127.0.0.1:9428", "address of the API (host:port; port 0 picks a free one)")
@@ -240,8 +248,8 @@ func runServe(ctx context.Context, o *serveOpts, stderr io.Writer) error {
 	if o.data == "" && o.files == "" {
 		return usagef("serve needs --data DIR, --files DIR or both")
 	}
-	if o.files == "" && (o.filesDotfiles || o.cacheControl != "" || len(o.immutable) > 0) {
-		return usagef("--files-dotfiles, --cache-control and --immutable apply to --files DIR, which is not given")
+	if o.files == "" && (o.filesDotfiles || o.filesBrowse || o.cacheControl != "" || len(o.immutable) > 0) {
+		return usagef("--files-dotfiles, --files-browse, --cache-control and --immutable apply to --files DIR, which is not given")
 	}
 	sync, err := segment.ParseSyncMode(o.fsync)
 	if err != nil {
@@ -290,7 +298,7 @@ func runServe(ctx context.Context, o *serveOpts, stderr io.Writer) error {
 			MemoryBytes:  int64(o.maxInflight),
 		},
 		FilesDir:             o.files,
-		Files:                fileserve.Options{Dotfiles: o.filesDotfiles, CacheControl: o.cacheControl, Immutable: o.immutable},
+		Files:                fileserve.Options{Dotfiles: o.filesDotfiles, Browse: o.filesBrowse, CacheControl: o.cacheControl, Immutable: o.immutable},
 		MaxRequestBytes:      int64(o.maxRequest),
 		ReadTimeout:          o.readTimeout,
 		MaxConcurrentQueries: o.maxQueries,

@@ -18,8 +18,10 @@
 package fileserve
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"html"
 	"io"
 	"io/fs"
 	"mime"
@@ -27,6 +29,8 @@ import (
 	"net/url"
 	"os"
 	"path"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -49,6 +53,10 @@ type Options struct {
 	// MaxRanges caps the ranges of one request; a Range header with more
 	// is ignored and the whole file sent (as nginx's max_ranges does).
 	MaxRanges int
+	// Browse lists directories: GET /files/dir/ answers an HTML page of
+	// the entries, or JSON with Accept: application/json. Without it a
+	// directory gets 403.
+	Browse bool
 	// CompressMin is the smallest file compressed on the fly (0:
 	// DefaultCompressMin; negative: never). Precompressed siblings are
 	// served whatever the size.
@@ -99,9 +107,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "method not allowed: files are read with GET or HEAD", http.StatusMethodNotAllowed)
 		return
 	}
-	rel, ok := h.relPath(r.URL)
+	rel, dir, ok := h.relPath(r.URL)
 	if !ok {
 		http.NotFound(w, r)
+		return
+	}
+	if dir {
+		h.serveDir(w, r, rel)
 		return
 	}
 	f, err := h.root.Open(rel)
@@ -116,7 +128,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if fi.IsDir() {
-		http.Error(w, "a directory: files are listed nowhere", http.StatusForbidden)
+		if h.opts.Browse {
+			http.Redirect(w, r, url.PathEscape(path.Base(rel))+"/", http.StatusMovedPermanently)
+			return
+		}
+		http.Error(w, "a directory: listings are off (spate serve --files-browse)", http.StatusForbidden)
 		return
 	}
 	if !fi.Mode().IsRegular() {
@@ -240,27 +256,114 @@ func notModifiedSince(r *http.Request, fi fs.FileInfo) bool {
 	return !fi.ModTime().Truncate(time.Second).After(t)
 }
 
-// relPath returns the file path under the directory that u names, or
-// false if the path is refused.
-func (h *Handler) relPath(u *url.URL) (string, bool) {
+// relPath returns the path under the directory that u names, and whether
+// it names a directory listing (a trailing '/', with Browse; "." for the
+// top), or false if the path is refused.
+func (h *Handler) relPath(u *url.URL) (rel string, dir, ok bool) {
 	raw := u.EscapedPath()
 	lower := strings.ToLower(raw)
 	if strings.Contains(lower, "%2f") || strings.Contains(lower, "%5c") || strings.Contains(lower, "%00") {
-		return "", false
+		return "", false, false
 	}
-	rel, ok := strings.CutPrefix(u.Path, h.prefix)
-	if !ok || rel == "" || strings.ContainsAny(rel, "\x00\\") || !utf8.ValidString(rel) {
-		return "", false
+	rel, ok = strings.CutPrefix(u.Path, h.prefix)
+	if !ok || strings.ContainsAny(rel, "\x00\\") || !utf8.ValidString(rel) {
+		return "", false, false
+	}
+	if h.opts.Browse {
+		if rel == "" {
+			return ".", true, true
+		}
+		if trimmed, ok := strings.CutSuffix(rel, "/"); ok {
+			rel, dir = trimmed, true
+		}
+	}
+	if rel == "" {
+		return "", false, false
 	}
 	for seg := range strings.SplitSeq(rel, "/") {
 		switch {
 		case seg == "", seg == ".", seg == "..":
-			return "", false
+			return "", false, false
 		case seg[0] == '.' && !h.opts.Dotfiles:
-			return "", false
+			return "", false, false
 		}
 	}
-	return rel, true
+	return rel, dir, true
+}
+
+// dirEntry is one entry of a listing, as JSON gives it.
+type dirEntry struct {
+	Name    string    `json:"name"`
+	Dir     bool      `json:"dir,omitempty"`
+	Size    int64     `json:"size"`
+	ModTime time.Time `json:"mtime"`
+}
+
+// serveDir lists the directory rel: HTML, or JSON when the client asks
+// for application/json. Dotfiles are left out unless Options.Dotfiles;
+// entries that are neither files nor directories (symbolic links
+// included) are not listed.
+func (h *Handler) serveDir(w http.ResponseWriter, r *http.Request, rel string) {
+	d, err := h.root.Open(rel)
+	if err != nil {
+		h.openError(w, r, err)
+		return
+	}
+	defer d.Close()
+	if fi, err := d.Stat(); err != nil || !fi.IsDir() {
+		http.NotFound(w, r)
+		return
+	}
+	des, err := d.ReadDir(-1)
+	if err != nil {
+		http.Error(w, "cannot list the directory", http.StatusInternalServerError)
+		return
+	}
+	var list []dirEntry
+	for _, de := range des {
+		if de.Name()[0] == '.' && !h.opts.Dotfiles || !de.Type().IsRegular() && !de.IsDir() {
+			continue
+		}
+		fi, err := de.Info()
+		if err != nil {
+			continue
+		}
+		e := dirEntry{Name: de.Name(), Dir: de.IsDir(), ModTime: fi.ModTime().UTC()}
+		if !e.Dir {
+			e.Size = fi.Size()
+		}
+		list = append(list, e)
+	}
+	slices.SortFunc(list, func(a, b dirEntry) int { return strings.Compare(a.Name, b.Name) })
+	hd := w.Header()
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("Cache-Control", "no-cache")
+	if strings.Contains(r.Header.Get("Accept"), "application/json") {
+		hd.Set("Content-Type", "application/json")
+		if list == nil {
+			list = []dirEntry{}
+		}
+		json.NewEncoder(w).Encode(list)
+		return
+	}
+	hd.Set("Content-Type", "text/html; charset=utf-8")
+	hd.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
+	title := html.EscapeString("/" + strings.TrimPrefix(path.Clean("/"+rel), "/"))
+	var b strings.Builder
+	fmt.Fprintf(&b, "<!doctype html>\n<meta charset=utf-8><title>%s</title>\n<style>body{font:14px monospace}td{padding:0 1em}</style>\n<h1>%s</h1>\n<table>\n", title, title)
+	if rel != "." {
+		b.WriteString("<tr><td><a href=\"../\">../</a></td></tr>\n")
+	}
+	for _, e := range list {
+		href, label, size := url.PathEscape(e.Name), e.Name, strconv.FormatInt(e.Size, 10)
+		if e.Dir {
+			href, label, size = href+"/", label+"/", "-"
+		}
+		fmt.Fprintf(&b, "<tr><td><a href=\"%s\">%s</a></td><td>%s</td><td>%s</td></tr>\n",
+			html.EscapeString(href), html.EscapeString(label), size, e.ModTime.Format(time.RFC3339))
+	}
+	b.WriteString("</table>\n")
+	io.WriteString(w, b.String())
 }
 
 // openError answers a file that cannot be opened: 404 when it is not

@@ -2,6 +2,7 @@ package fileserve
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"mime"
 	"mime/multipart"
@@ -10,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -206,13 +208,16 @@ func FuzzPath(f *testing.F) {
 		f.Add(s)
 	}
 	h, _ := newHandler(f, Options{})
+	hb, _ := newHandler(f, Options{Browse: true})
 	f.Fuzz(func(t *testing.T, p string) {
-		for _, u := range []*url.URL{{Path: "/files/" + p}, {Path: "/files/" + p, RawPath: "/files/" + p}} {
-			r := &http.Request{Method: "GET", URL: u, Header: http.Header{}}
-			w := httptest.NewRecorder()
-			h.ServeHTTP(w, r)
-			if strings.Contains(w.Body.String(), "SECRET") {
-				t.Fatalf("%q sent a secret: %d %q", p, w.Code, w.Body.String())
+		for _, h := range []*Handler{h, hb} {
+			for _, u := range []*url.URL{{Path: "/files/" + p}, {Path: "/files/" + p, RawPath: "/files/" + p}} {
+				r := &http.Request{Method: "GET", URL: u, Header: http.Header{}}
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, r)
+				if body := w.Body.String(); strings.Contains(body, "SECRET") || strings.Contains(body, ".env") || strings.Contains(body, ".git") || strings.Contains(body, "secret.txt") {
+					t.Fatalf("%q (browse %v) sent a secret or its name: %d %q", p, h.opts.Browse, w.Code, body)
+				}
 			}
 		}
 	})
@@ -240,5 +245,47 @@ func BenchmarkServeSmall(b *testing.B) {
 		if w.Code != 200 {
 			b.Fatal(w.Code)
 		}
+	}
+}
+
+// TestBrowse: with Browse, directories are listed (HTML, or JSON on
+// request) without dotfiles or symlinks; names are escaped.
+func TestBrowse(t *testing.T) {
+	h, _ := newHandler(t, Options{Browse: true})
+	if err := os.WriteFile(filepath.Join(h.root.Name(), "<i>x.txt"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w := serve(h, "GET", "/files/", "Accept", "application/json")
+	var list []dirEntry
+	if err := json.Unmarshal(w.Body.Bytes(), &list); w.Code != 200 || err != nil {
+		t.Fatalf("JSON listing: %d %v %s", w.Code, err, w.Body.String())
+	}
+	var names []string
+	for _, e := range list {
+		names = append(names, e.Name)
+	}
+	want := []string{"<i>x.txt", "Résumé.pdf", "app", "big.bin", "no-ext", "notes.txt", "sub"}
+	if !slices.Equal(names, want) {
+		t.Errorf("listing %v, want %v (no dotfiles, no symlinks)", names, want)
+	}
+	w = serve(h, "GET", "/files/")
+	if body := w.Body.String(); w.Code != 200 || strings.Contains(body, "<i>x") || !strings.Contains(body, "&lt;i&gt;x.txt") || !strings.Contains(body, `href="app/"`) || strings.Contains(body, ".env") {
+		t.Errorf("HTML listing: %d\n%s", w.Code, body)
+	}
+	if w := serve(h, "GET", "/files/app"); w.Code != 301 || w.Header().Get("Location") != "/files/app/" {
+		t.Errorf("directory without slash: %d %q", w.Code, w.Header().Get("Location"))
+	}
+	if w := serve(h, "GET", "/files/app/v1/"); w.Code != 200 || !strings.Contains(w.Body.String(), "main.css") || !strings.Contains(w.Body.String(), `href="../"`) {
+		t.Errorf("sub listing: %d %s", w.Code, w.Body.String())
+	}
+	for _, target := range []string{"/files/sub/.git/", "/files/../", "/files/notes.txt/", "/files/link-out/"} {
+		if w := serve(h, "GET", target); w.Code != 404 || strings.Contains(w.Body.String(), "SECRET") {
+			t.Errorf("%s: %d %s", target, w.Code, w.Body.String())
+		}
+	}
+	// Without Browse, no listing.
+	h2, _ := newHandler(t, Options{})
+	if w := serve(h2, "GET", "/files/"); w.Code != 404 {
+		t.Errorf("listing without Browse: %d", w.Code)
 	}
 }
