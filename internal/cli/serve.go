@@ -47,6 +47,7 @@ type serveOpts struct {
 	files         string
 	filesDotfiles bool
 	filesBrowse   bool
+	filesData     bool
 	cacheControl  string
 	immutable     []string
 }
@@ -87,6 +88,7 @@ Endpoints (main listener):
                           acknowledged (refresh_interval, start_offset)
   GET  /select/tenant_ids, /select/buildinfo
   GET|HEAD /files/{path}   with --files DIR: the files under DIR (see Files)
+  GET|HEAD /data/{path}    with --files-data: the data directory, read-only
   GET  /metrics           Prometheus text format
   GET  /healthz, /readyz  liveness; readiness (503 when the queue is >90%
                           full or the server is stopping)
@@ -172,8 +174,11 @@ br or gzip: a precompressed sibling (f.zst, f.br, f.gz, not older than f)
 as stored, else text, JSON, JavaScript and the like of 1 KiB or more
 compressed on the fly; Vary: Accept-Encoding always, an ETag per encoding,
 ranges of the uncompressed file only. Uncompressed bodies go out with
-sendfile(2). Not yet: per-file metrics, resumable uploads (tus), spate
-get, --files-data.
+sendfile(2). --files-data serves the --data directory the same way at
+/data/ (raw segments of every tenant; its lock and metadata files are
+hidden; tokens bound to a tenant get 403). Metrics: spate_files_*. Not
+yet: resumable uploads (tus), spate get, spate bench http, the Grafana
+dashboard and alert rules.
 
 Tokens: with --auth-token-file, /insert/, /api/v1/ingest and /select/
 requests must send "Authorization: Bearer TOKEN" (/healthz, /readyz and
@@ -215,6 +220,7 @@ Examples:
 	fl.StringVar(&o.data, "data", "", "directory for segment files (created if missing; required unless --files is given)")
 	fl.StringVar(&o.files, "files", "", "directory whose files GET/HEAD /files/{path} serve, read-only (ranges, ETags, conditional requests, sendfile)")
 	fl.BoolVar(&o.filesDotfiles, "files-dotfiles", false, "serve files and directories whose names start with '.' under --files (default: 404)")
+	fl.BoolVar(&o.filesData, "files-data", false, "serve the --data directory itself, read-only, at GET/HEAD /data/{tenant}/{day}/{segment} (every tenant's raw segments; tokens bound to a tenant get 403)")
 	fl.BoolVar(&o.filesBrowse, "files-browse", false, "list directories under --files: GET /files/dir/ answers HTML, or JSON with Accept: application/json (default: 403)")
 	fl.StringVar(&o.cacheControl, "cache-control", "", "Cache-Control of the files under --files, e.g. \"public, max-age=3600\" (default: none)")
 	fl.StringArrayVar(&o.immutable, "immutable", nil, "path pattern (path.Match, relative to --files, e.g. 'assets/*.js') whose files get Cache-Control immutable; repeatable")
@@ -248,7 +254,10 @@ func runServe(ctx context.Context, o *serveOpts, stderr io.Writer) error {
 	if o.data == "" && o.files == "" {
 		return usagef("serve needs --data DIR, --files DIR or both")
 	}
-	if o.files == "" && (o.filesDotfiles || o.filesBrowse || o.cacheControl != "" || len(o.immutable) > 0) {
+	if o.filesData && o.data == "" {
+		return usagef("--files-data serves the --data directory, which is not given")
+	}
+	if o.files == "" && (o.filesDotfiles || o.filesBrowse && !o.filesData || o.cacheControl != "" || len(o.immutable) > 0) {
 		return usagef("--files-dotfiles, --files-browse, --cache-control and --immutable apply to --files DIR, which is not given")
 	}
 	sync, err := segment.ParseSyncMode(o.fsync)
@@ -298,6 +307,7 @@ func runServe(ctx context.Context, o *serveOpts, stderr io.Writer) error {
 			MemoryBytes:  int64(o.maxInflight),
 		},
 		FilesDir:             o.files,
+		FilesData:            o.filesData,
 		Files:                fileserve.Options{Dotfiles: o.filesDotfiles, Browse: o.filesBrowse, CacheControl: o.cacheControl, Immutable: o.immutable},
 		MaxRequestBytes:      int64(o.maxRequest),
 		ReadTimeout:          o.readTimeout,

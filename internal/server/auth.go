@@ -218,7 +218,7 @@ func routeNeeds(path string) (need Perm, allTenants bool) {
 	switch {
 	case strings.HasPrefix(path, "/insert/"), path == "/api/v1/ingest":
 		return PermWrite, false
-	case path == "/select/tenant_ids":
+	case path == "/select/tenant_ids", path == "/data/":
 		return PermRead, true
 	case strings.HasPrefix(path, "/select/"), strings.HasPrefix(path, "/files/"):
 		return PermRead, false

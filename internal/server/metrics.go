@@ -39,6 +39,7 @@ type serverMetrics struct {
 	queryLines    prometheus.Counter
 	tailDropped   prometheus.Counter
 	queryPaced    prometheus.Counter
+	files         *filesMetrics
 }
 
 func newServerMetrics(s *Server) *serverMetrics {
@@ -68,6 +69,7 @@ func newServerMetrics(s *Server) *serverMetrics {
 		tailDropped:   f.counter("spate_select_tail_dropped_total", "Live tails ended because their client stopped reading or went away."),
 		queryPaced:    f.counter("spate_select_paced_seconds_total", "Time queries waited so that ingestion keeps the CPUs (--query-share)."),
 	}
+	m.files = newFilesMetrics(f, seconds)
 	stat := func(name, help string, v func(st segment.Stats) float64) {
 		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 {
 			if s.store == nil {

@@ -42,6 +42,11 @@ type Config struct {
 	// with Files' options.
 	FilesDir string
 	Files    fileserve.Options
+	// FilesData serves DataDir itself, read-only, at /data/ (the raw
+	// segments, by tenant and day; metadata and lock files are hidden as
+	// dotfiles). It holds every tenant's logs: tokens bound to a tenant
+	// get 403 there.
+	FilesData bool
 	// Segment configures the store; its Observe hook is set by the server.
 	Segment segment.Options
 	// Ingest configures the pipeline: chunk size, line limit, memory for
@@ -89,6 +94,9 @@ type Config struct {
 func (c Config) withDefaults() (Config, error) {
 	if c.DataDir == "" && c.FilesDir == "" {
 		return c, errors.New("cannot start the server: no data directory and no files directory")
+	}
+	if c.FilesData && c.DataDir == "" {
+		return c, errors.New("cannot serve the data directory's files: no data directory")
 	}
 	if c.MaxRequestBytes < 0 {
 		return c, errors.New("cannot start the server: negative size limit")
@@ -143,6 +151,7 @@ type Server struct {
 	store   *segment.Store
 	pipe    *ingest.Pipeline
 	files   *fileserve.Handler // nil without FilesDir
+	data    *fileserve.Handler // nil without FilesData
 	m       *serverMetrics
 	closing atomic.Bool
 	started time.Time
@@ -184,6 +193,16 @@ func New(cfg Config) (*Server, error) {
 	if cfg.DataDir == "" {
 		return s, nil
 	}
+	if cfg.FilesData {
+		o := fileserve.Options{Browse: cfg.Files.Browse, CacheControl: "no-cache", CompressMin: -1}
+		if s.data, err = fileserve.New(cfg.DataDir, "/data/", o); err != nil {
+			s.pipe.Close()
+			if s.files != nil {
+				s.files.Close()
+			}
+			return nil, err
+		}
+	}
 	so := cfg.Segment
 	if so.Logger == nil {
 		so.Logger = cfg.Logger
@@ -201,6 +220,9 @@ func New(cfg Config) (*Server, error) {
 		if s.files != nil {
 			s.files.Close()
 		}
+		if s.data != nil {
+			s.data.Close()
+		}
 		return nil, fmt.Errorf("cannot open data directory: %w", err)
 	}
 	return s, nil
@@ -210,7 +232,10 @@ func New(cfg Config) (*Server, error) {
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	if s.files != nil {
-		mux.Handle("/files/", s.route("/files/", s.files.ServeHTTP))
+		mux.Handle("/files/", s.route("/files/", s.countFiles(s.files)))
+	}
+	if s.data != nil {
+		mux.Handle("/data/", s.route("/data/", s.countFiles(s.data)))
 	}
 	if s.store != nil {
 		s.dataRoutes(mux)
@@ -318,6 +343,9 @@ func (s *Server) Close() error {
 	}
 	if s.files != nil {
 		s.files.Close()
+	}
+	if s.data != nil {
+		s.data.Close()
 	}
 	err := s.closeStore()
 	s.pipe.Close()
