@@ -41,7 +41,7 @@ func (s *Server) countFiles(h http.Handler) http.HandlerFunc {
 		m.active.Inc()
 		defer m.active.Dec()
 		start := time.Now()
-		cw := &countWriter{ResponseWriter: w}
+		cw := &countWriter{ResponseWriter: w, rc: http.NewResponseController(w), timeout: filesWriteTimeout}
 		h.ServeHTTP(cw, r)
 		code := cw.code
 		if code == 0 {
@@ -63,12 +63,29 @@ func (s *Server) countFiles(h http.Handler) http.HandlerFunc {
 	}
 }
 
+// filesWriteTimeout is how long a file answer may wait for its client to
+// take the next piece (a Write, or sendfile's next 4 MiB) before the
+// connection is closed: a client that stalls frees its goroutine, and a
+// slow one that keeps reading is never cut. A variable for tests.
+var filesWriteTimeout = 30 * time.Second
+
+// sendfileChunk is how much one sendfile call may send before the write
+// deadline is moved on.
+const sendfileChunk = 4 << 20
+
 // countWriter counts the body bytes of an answer and keeps its status;
-// ReadFrom passes through, so that sendfile still works.
+// ReadFrom passes through, so that sendfile still works. Each write (each
+// sendfileChunk of a ReadFrom) gets timeout to complete.
 type countWriter struct {
 	http.ResponseWriter
-	code int
-	n    int64
+	rc      *http.ResponseController
+	timeout time.Duration
+	code    int
+	n       int64
+}
+
+func (w *countWriter) deadline() {
+	w.rc.SetWriteDeadline(time.Now().Add(w.timeout))
 }
 
 func (w *countWriter) WriteHeader(code int) {
@@ -82,18 +99,48 @@ func (w *countWriter) Write(p []byte) (int, error) {
 	if w.code == 0 {
 		w.code = http.StatusOK
 	}
+	w.deadline()
 	n, err := w.ResponseWriter.Write(p)
 	w.n += int64(n)
 	return n, err
 }
 
+// ReadFrom sends r, a file or a file cut to a length (what
+// http.ServeContent passes), in sendfileChunk pieces, each under its own
+// deadline; every piece is a file behind at most one io.LimitedReader, the
+// shape net/http hands to sendfile(2).
 func (w *countWriter) ReadFrom(r io.Reader) (int64, error) {
 	if w.code == 0 {
 		w.WriteHeader(http.StatusOK)
 	}
-	n, err := io.Copy(w.ResponseWriter, r)
-	w.n += n
-	return n, err
+	src, left := r, int64(-1)
+	if lr, ok := r.(*io.LimitedReader); ok {
+		src, left = lr.R, lr.N
+	}
+	var total int64
+	for left != 0 {
+		piece := int64(sendfileChunk)
+		if left > 0 {
+			piece = min(piece, left)
+		}
+		w.deadline()
+		n, err := io.Copy(w.ResponseWriter, &io.LimitedReader{R: src, N: piece})
+		total += n
+		w.n += n
+		if left > 0 {
+			left -= n
+		}
+		if err != nil || n < piece {
+			if lr, ok := r.(*io.LimitedReader); ok {
+				lr.N -= total
+			}
+			return total, err
+		}
+	}
+	if lr, ok := r.(*io.LimitedReader); ok {
+		lr.N -= total
+	}
+	return total, nil
 }
 
 func (w *countWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

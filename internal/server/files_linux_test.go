@@ -2,7 +2,10 @@ package server
 
 import (
 	"bytes"
+	"fmt"
 	"io"
+	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -10,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // syscw reads the write syscalls this process has made (/proc/self/io;
@@ -108,4 +112,49 @@ func TestFilesOnly(t *testing.T) {
 	if _, err := New(Config{}); err == nil {
 		t.Error("a server with neither directory started")
 	}
+}
+
+// TestFilesStalledClient: a client that stops reading mid-download is
+// disconnected once a piece waits filesWriteTimeout, freeing the handler.
+func TestFilesStalledClient(t *testing.T) {
+	noLeak(t)
+	old := filesWriteTimeout
+	filesWriteTimeout = 200 * time.Millisecond
+	defer func() { filesWriteTimeout = old }()
+	dir := t.TempDir()
+	// Text that compresses to about half: its gzip form fills the socket
+	// buffers too.
+	text := make([]byte, 64<<20)
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range text {
+		text[i] = "0123456789abcdef"[r.IntN(16)]
+	}
+	if err := os.WriteFile(filepath.Join(dir, "big.txt"), text, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, ts := newTestServer(t, Config{FilesDir: dir, DataDir: t.TempDir()})
+	for _, ae := range []string{"identity", "gzip"} { // sendfile, and writes of compressed pieces
+		conn, err := net.Dial("tcp", ts.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(conn, "GET /files/big.txt HTTP/1.1\r\nHost: x\r\nAccept-Encoding: %s\r\n\r\n", ae)
+		waitFor(t, "the download to start", func() bool { return readGauge(t, s, "spate_files_active") == 1 })
+		waitFor(t, "the stalled download to be dropped", func() bool { return readGauge(t, s, "spate_files_active") == 0 })
+		conn.Close()
+	}
+}
+
+func readGauge(t *testing.T, s *Server, name string) float64 {
+	t.Helper()
+	mfs, err := s.m.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			return mf.GetMetric()[0].GetGauge().GetValue()
+		}
+	}
+	return -1
 }
