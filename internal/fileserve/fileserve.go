@@ -165,8 +165,21 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		disposition = "attachment"
 	}
 	hd.Set("Content-Disposition", contentDisposition(disposition, name))
-	if rg := r.Header.Get("Range"); rg != "" && strings.Count(rg, ",") >= h.opts.MaxRanges {
-		r.Header.Del("Range")
+	if rg := r.Header.Get("Range"); rg != "" {
+		norm, action := normalizeRange(rg, fi.Size(), h.opts.MaxRanges)
+		switch action {
+		case rangeIgnore:
+			r.Header.Del("Range")
+		case rangeUnsatisfiable:
+			if ir := r.Header.Get("If-Range"); ir == "" || ir == etag || ir == fi.ModTime().UTC().Format(http.TimeFormat) {
+				hd.Set("Content-Range", "bytes */"+strconv.FormatInt(fi.Size(), 10))
+				http.Error(w, "no range of the file was asked for", http.StatusRequestedRangeNotSatisfiable)
+				return
+			}
+			r.Header.Del("Range") // If-Range does not hold: the whole file
+		default:
+			r.Header.Set("Range", norm)
+		}
 	}
 	// Ranges apply to the file's own bytes only: a request with a Range
 	// gets identity.

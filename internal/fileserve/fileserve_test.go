@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -288,4 +289,77 @@ func TestBrowse(t *testing.T) {
 	if w := serve(h2, "GET", "/files/"); w.Code != 404 {
 		t.Errorf("listing without Browse: %d", w.Code)
 	}
+}
+
+// TestHostileHeaders: malformed and hostile Range and conditional headers
+// get the documented answer, never a panic or a body larger than the file
+// times the ranges allowed.
+func TestHostileHeaders(t *testing.T) {
+	h, big := newHandler(t, Options{})
+	size := len(big)
+	thousand := "bytes=" + strings.Repeat("0-10,", 999) + "0-10"
+	overlapping := "bytes=0-40000,100-60000,200-65535"
+	for _, c := range []struct {
+		hdr  []string
+		code int
+	}{
+		{[]string{"Range", thousand}, 200},    // over MaxRanges: the whole file
+		{[]string{"Range", overlapping}, 200}, // ranges summing past the size: the whole file (ServeContent)
+		// Not valid (RFC 9110 lets a server ignore them, as nginx does):
+		// the whole file.
+		{[]string{"Range", "bytes=500-100"}, 200}, // reversed
+		{[]string{"Range", "bytes=a-b"}, 200},     // not numbers
+		{[]string{"Range", "items=0-1"}, 200},     // unknown unit
+		{[]string{"Range", "bytes="}, 200},
+		{[]string{"Range", "bytes=0-1;2-3"}, 200},
+		// Valid but overlapping nothing: 416 with the size.
+		{[]string{"Range", "bytes=99999999999999999999-"}, 416}, // past int64
+		{[]string{"Range", "bytes=70000-80000"}, 416},
+		{[]string{"Range", "bytes=-0"}, 416}, // an empty suffix
+		{[]string{"Range", "bytes=-0", "If-Range", `"other"`}, 200},
+		// A last-pos past the end (past int64 too) is the end.
+		{[]string{"Range", "bytes=0-99999999999999999999"}, 206},
+		{[]string{"Range", "bytes=0-0,-1"}, 206},
+		{[]string{"Range", "bytes=70000-80000,0-0"}, 206},
+		{[]string{"If-Modified-Since", "yesterday"}, 200}, // bad dates are ignored
+		{[]string{"If-Unmodified-Since", "never"}, 200},   // as RFC 9110 says
+		{[]string{"If-None-Match", `"unclosed`}, 200},
+		{[]string{"If-Match", "*"}, 200},
+		{[]string{"If-Range", "garbage", "Range", "bytes=0-0"}, 200},
+	} {
+		w := serve(h, "GET", "/files/big.bin", c.hdr...)
+		if w.Code != c.code {
+			t.Errorf("%.60v: %d, want %d", c.hdr, w.Code, c.code)
+		}
+		if w.Code == 416 && w.Header().Get("Content-Range") != "bytes */"+strconv.Itoa(size) {
+			t.Errorf("%.60v: 416 with Content-Range %q", c.hdr, w.Header().Get("Content-Range"))
+		}
+		if w.Body.Len() > 3*size {
+			t.Errorf("%.60v: a %d-byte body for a %d-byte file", c.hdr, w.Body.Len(), size)
+		}
+	}
+}
+
+// FuzzRange: normalizeRange never panics, and what it passes on is a set
+// of ranges inside the file that http.ServeContent answers with 206.
+func FuzzRange(f *testing.F) {
+	for _, s := range []string{"bytes=0-9", "bytes=-5", "bytes=5-", "bytes=9-0", "bytes=0-1,3-4,-2", "bytes=99999999999999999999-", "bytes=-0", "Bytes = 1-2", "bytes=,", "bytes=1-1-1"} {
+		f.Add(s, int64(100))
+	}
+	f.Fuzz(func(t *testing.T, h string, size int64) {
+		if size < 0 || size > 1<<20 {
+			return
+		}
+		norm, action := normalizeRange(h, size, DefaultMaxRanges)
+		if action != rangeServe {
+			return
+		}
+		r := httptest.NewRequest("GET", "/x", nil)
+		r.Header.Set("Range", norm)
+		w := httptest.NewRecorder()
+		http.ServeContent(w, r, "x", time.Time{}, bytes.NewReader(make([]byte, size)))
+		if w.Code != 206 && w.Code != 200 {
+			t.Fatalf("%q (size %d) -> %q: ServeContent answered %d", h, size, norm, w.Code)
+		}
+	})
 }
