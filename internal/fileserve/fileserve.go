@@ -32,6 +32,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -188,7 +189,48 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if h.serveSmall(w, r, f, fi) {
+		return
+	}
 	http.ServeContent(w, r, name, fi.ModTime(), f)
+}
+
+// smallFile is the largest file serveSmall answers: one read into a
+// pooled buffer and one write beat ServeContent's size seeks and its split
+// between a sniffed first write and sendfile.
+const smallFile = 32 << 10
+
+var smallBufs = sync.Pool{New: func() any { b := make([]byte, smallFile); return &b }}
+
+// serveSmall answers a plain GET or HEAD (no Range, no conditional
+// header) of a file of at most smallFile bytes with one write, as
+// ServeContent would answer it; it reports whether it did.
+func (h *Handler) serveSmall(w http.ResponseWriter, r *http.Request, f *os.File, fi fs.FileInfo) bool {
+	if fi.Size() > smallFile {
+		return false
+	}
+	for _, k := range []string{"Range", "If-Match", "If-None-Match", "If-Modified-Since", "If-Unmodified-Since", "If-Range"} {
+		if _, ok := r.Header[k]; ok {
+			return false
+		}
+	}
+	bp := smallBufs.Get().(*[]byte)
+	defer smallBufs.Put(bp)
+	buf := (*bp)[:fi.Size()]
+	if _, err := io.ReadFull(f, buf); err != nil {
+		// Changed under us: let ServeContent, which reads to the end, answer.
+		f.Seek(0, io.SeekStart)
+		return false
+	}
+	hd := w.Header()
+	hd.Set("Accept-Ranges", "bytes")
+	hd.Set("Last-Modified", fi.ModTime().UTC().Format(http.TimeFormat))
+	hd.Set("Content-Length", strconv.Itoa(len(buf)))
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		w.Write(buf)
+	}
+	return true
 }
 
 // serveEncoded answers with a compressed representation when the client
