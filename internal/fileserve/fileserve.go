@@ -18,6 +18,7 @@
 package fileserve
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -33,6 +34,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 )
@@ -72,7 +74,32 @@ type Handler struct {
 	root   *os.Root
 	prefix string
 	opts   Options
+
+	// small caches the answers of plain GETs of small files (see
+	// cachedFile), by path; smallBytes is what it holds.
+	small      sync.Map
+	smallBytes atomic.Int64
 }
+
+// A cachedFile is a small file's content and headers. It is trusted for
+// smallRecheck after it was read or last checked, then checked again with
+// one stat (size and modification time), as nginx's open_file_cache_valid
+// does: a file changed in place may be answered as it was for up to that
+// long. At most smallCacheBytes are cached.
+type cachedFile struct {
+	data         []byte
+	size         int64
+	modTime      time.Time
+	etag, ctype  string
+	lastModified string
+	checked      atomic.Int64 // Unix ns
+}
+
+const smallCacheBytes = 64 << 20
+
+// smallRecheck is how long a cached small file is trusted (a variable
+// for tests).
+var smallRecheck = time.Second
 
 // New opens dir and returns a Handler serving it under prefix ("/files/").
 // Close it to release the directory.
@@ -117,6 +144,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.serveDir(w, r, rel)
 		return
 	}
+	if plainGet(r) && r.Header.Get("Accept-Encoding") == "" {
+		if c := h.cached(rel); c != nil {
+			h.setHeaders(w.Header(), rel, c.etag, c.ctype, r)
+			h.writeSmall(w, r, c.data, c.lastModified)
+			return
+		}
+	}
 	f, err := h.root.Open(rel)
 	if err != nil {
 		h.openError(w, r, err)
@@ -155,17 +189,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	hd.Set("Content-Type", ctype)
-	hd.Set("X-Content-Type-Options", "nosniff")
-	setVary(hd)
-	if cc := h.cacheControl(rel); cc != "" {
-		hd.Set("Cache-Control", cc)
-	}
-	disposition := "inline"
-	if _, ok := r.URL.Query()["download"]; ok {
-		disposition = "attachment"
-	}
-	hd.Set("Content-Disposition", contentDisposition(disposition, name))
+	h.setHeaders(hd, rel, etag, ctype, r)
 	if rg := r.Header.Get("Range"); rg != "" {
 		norm, action := normalizeRange(rg, fi.Size(), h.opts.MaxRanges)
 		switch action {
@@ -189,7 +213,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if h.serveSmall(w, r, f, fi) {
+	if h.serveSmall(w, r, rel, f, fi, etag, ctype) {
 		return
 	}
 	http.ServeContent(w, r, name, fi.ModTime(), f)
@@ -202,17 +226,39 @@ const smallFile = 32 << 10
 
 var smallBufs = sync.Pool{New: func() any { b := make([]byte, smallFile); return &b }}
 
-// serveSmall answers a plain GET or HEAD (no Range, no conditional
-// header) of a file of at most smallFile bytes with one write, as
-// ServeContent would answer it; it reports whether it did.
-func (h *Handler) serveSmall(w http.ResponseWriter, r *http.Request, f *os.File, fi fs.FileInfo) bool {
-	if fi.Size() > smallFile {
-		return false
-	}
+// plainGet reports whether r is a GET or HEAD without Range or
+// conditional headers: one ServeContent would answer with the whole file.
+func plainGet(r *http.Request) bool {
 	for _, k := range []string{"Range", "If-Match", "If-None-Match", "If-Modified-Since", "If-Unmodified-Since", "If-Range"} {
 		if _, ok := r.Header[k]; ok {
 			return false
 		}
+	}
+	return true
+}
+
+// setHeaders sets the headers every answer for the file at rel has.
+func (h *Handler) setHeaders(hd http.Header, rel, etag, ctype string, r *http.Request) {
+	hd.Set("ETag", etag)
+	hd.Set("Content-Type", ctype)
+	hd.Set("X-Content-Type-Options", "nosniff")
+	setVary(hd)
+	if cc := h.cacheControl(rel); cc != "" {
+		hd.Set("Cache-Control", cc)
+	}
+	disposition := "inline"
+	if _, ok := r.URL.Query()["download"]; ok {
+		disposition = "attachment"
+	}
+	hd.Set("Content-Disposition", contentDisposition(disposition, path.Base(rel)))
+}
+
+// serveSmall answers a plain GET or HEAD of a file of at most smallFile
+// bytes with one read and one write, as ServeContent would answer it, and
+// caches the answer; it reports whether it did.
+func (h *Handler) serveSmall(w http.ResponseWriter, r *http.Request, rel string, f *os.File, fi fs.FileInfo, etag, ctype string) bool {
+	if fi.Size() > smallFile || !plainGet(r) {
+		return false
 	}
 	bp := smallBufs.Get().(*[]byte)
 	defer smallBufs.Put(bp)
@@ -222,15 +268,53 @@ func (h *Handler) serveSmall(w http.ResponseWriter, r *http.Request, f *os.File,
 		f.Seek(0, io.SeekStart)
 		return false
 	}
+	lm := fi.ModTime().UTC().Format(http.TimeFormat)
+	if h.smallBytes.Load()+fi.Size() <= smallCacheBytes {
+		c := &cachedFile{data: bytes.Clone(buf), size: fi.Size(), modTime: fi.ModTime(), etag: etag, ctype: ctype, lastModified: lm}
+		c.checked.Store(time.Now().UnixNano())
+		if old, loaded := h.small.Swap(rel, c); !loaded {
+			h.smallBytes.Add(c.size)
+		} else {
+			h.smallBytes.Add(c.size - old.(*cachedFile).size)
+		}
+	}
+	h.writeSmall(w, r, buf, lm)
+	return true
+}
+
+// cached returns the cached answer of the file at rel, checking it
+// against the file once smallRecheck has passed, or nil.
+func (h *Handler) cached(rel string) *cachedFile {
+	v, ok := h.small.Load(rel)
+	if !ok {
+		return nil
+	}
+	c := v.(*cachedFile)
+	now := time.Now().UnixNano()
+	if now-c.checked.Load() < int64(smallRecheck) {
+		return c
+	}
+	fi, err := h.root.Stat(rel)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() != c.size || !fi.ModTime().Equal(c.modTime) {
+		if h.small.CompareAndDelete(rel, c) {
+			h.smallBytes.Add(-c.size)
+		}
+		return nil
+	}
+	c.checked.Store(now)
+	return c
+}
+
+// writeSmall writes a whole small file's answer.
+func (h *Handler) writeSmall(w http.ResponseWriter, r *http.Request, data []byte, lastModified string) {
 	hd := w.Header()
 	hd.Set("Accept-Ranges", "bytes")
-	hd.Set("Last-Modified", fi.ModTime().UTC().Format(http.TimeFormat))
-	hd.Set("Content-Length", strconv.Itoa(len(buf)))
+	hd.Set("Last-Modified", lastModified)
+	hd.Set("Content-Length", strconv.Itoa(len(data)))
 	w.WriteHeader(http.StatusOK)
 	if r.Method != http.MethodHead {
-		w.Write(buf)
+		w.Write(data)
 	}
-	return true
 }
 
 // serveEncoded answers with a compressed representation when the client

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -362,4 +363,41 @@ func FuzzRange(f *testing.F) {
 			t.Fatalf("%q (size %d) -> %q: ServeContent answered %d", h, size, norm, w.Code)
 		}
 	})
+}
+
+// TestSmallCache: a small file's cached answer has the same headers and
+// body as the first, and follows the file once smallRecheck has passed.
+func TestSmallCache(t *testing.T) {
+	h, _ := newHandler(t, Options{CacheControl: "no-cache"})
+	first := serve(h, "GET", "/files/notes.txt")
+	second := serve(h, "GET", "/files/notes.txt")
+	first.Header().Del("Date")
+	second.Header().Del("Date")
+	if first.Code != 200 || second.Code != 200 || first.Body.String() != second.Body.String() || !reflect.DeepEqual(first.Header(), second.Header()) {
+		t.Fatalf("cached answer differs:\n%v %q\n%v %q", first.Header(), first.Body.String(), second.Header(), second.Body.String())
+	}
+	if n, _ := h.small.Load("notes.txt"); n == nil {
+		t.Fatal("notes.txt was not cached")
+	}
+	p := filepath.Join(h.root.Name(), "notes.txt")
+	if err := os.WriteFile(p, []byte("changed, and longer than before\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := smallRecheck
+	defer func() { smallRecheck = old }()
+	smallRecheck = time.Hour
+	if w := serve(h, "GET", "/files/notes.txt"); w.Body.String() != "hello notes\n" {
+		t.Errorf("within smallRecheck: %q", w.Body.String())
+	}
+	smallRecheck = 0
+	if w := serve(h, "GET", "/files/notes.txt"); w.Body.String() != "changed, and longer than before\n" {
+		t.Errorf("after smallRecheck: %q", w.Body.String())
+	}
+	os.Remove(p)
+	if w := serve(h, "GET", "/files/notes.txt"); w.Code != 404 {
+		t.Errorf("removed: %d %q", w.Code, w.Body.String())
+	}
+	if n := h.smallBytes.Load(); n < 0 || n > 64<<10 {
+		t.Errorf("smallBytes %d", n)
+	}
 }
