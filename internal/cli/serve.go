@@ -177,8 +177,9 @@ ranges of the uncompressed file only. Uncompressed bodies go out with
 sendfile(2). --files-data serves the --data directory the same way at
 /data/ (raw segments of every tenant; its lock and metadata files are
 hidden; tokens bound to a tenant get 403). Metrics: spate_files_*. Not
-yet: resumable uploads (tus), spate bench http, the Grafana dashboard and
-alert rules. spate get downloads from here with parallel ranges.
+yet: resumable uploads (tus) and spate bench http. spate get downloads
+from here with parallel ranges. A Grafana dashboard and Prometheus alert
+rules for the whole server are in the repository's deploy/ directory.
 
 Tokens: with --auth-token-file, /insert/, /api/v1/ingest and /select/
 requests must send "Authorization: Bearer TOKEN" (/healthz, /readyz and
