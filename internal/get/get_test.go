@@ -50,6 +50,18 @@ func newServer(t *testing.T, dir string) *server {
 	return s
 }
 
+// cutAfter fails every chunk request after the first n with 500.
+func cutAfter(n int64) *func(*http.Request) int {
+	var served atomic.Int64
+	f := func(r *http.Request) int {
+		if r.Header.Get("Range") != "bytes=0-0" && served.Add(1) > n {
+			return http.StatusInternalServerError
+		}
+		return 0
+	}
+	return &f
+}
+
 func randomFile(t *testing.T, dir, name string, size int, seed uint64) []byte {
 	t.Helper()
 	data := make([]byte, size)
@@ -92,14 +104,7 @@ func TestResume(t *testing.T) {
 	data := randomFile(t, src, "f.bin", 4<<20, 2)
 	s := newServer(t, src)
 	out := filepath.Join(t.TempDir(), "f.bin")
-	var served atomic.Int64
-	cut := func(r *http.Request) int {
-		if r.Header.Get("Range") != "bytes=0-0" && served.Add(1) > 6 {
-			return http.StatusInternalServerError
-		}
-		return 0
-	}
-	s.fail.Store(&cut)
+	s.fail.Store(cutAfter(6))
 	opts := Options{URL: s.URL + "/files/f.bin", Output: out, Connections: 2, ChunkSize: 256 << 10, Retries: 1}
 	if _, err := Download(context.Background(), opts); err == nil {
 		t.Fatal("a download cut off succeeded")
@@ -136,14 +141,7 @@ func TestChanged(t *testing.T) {
 	randomFile(t, src, "f.bin", 2<<20, 3)
 	s := newServer(t, src)
 	out := filepath.Join(t.TempDir(), "f.bin")
-	var served atomic.Int64
-	cut := func(r *http.Request) int {
-		if r.Header.Get("Range") != "bytes=0-0" && served.Add(1) > 3 {
-			return http.StatusInternalServerError
-		}
-		return 0
-	}
-	s.fail.Store(&cut)
+	s.fail.Store(cutAfter(3))
 	opts := Options{URL: s.URL + "/files/f.bin", Output: out, Connections: 1, ChunkSize: 256 << 10, Retries: 1}
 	Download(context.Background(), opts)
 	s.fail.Store(nil)
