@@ -48,6 +48,9 @@ type serveOpts struct {
 	filesDotfiles bool
 	filesBrowse   bool
 	filesData     bool
+	uploads       bool
+	uploadsMax    sizeFlag
+	uploadsOver   bool
 	cacheControl  string
 	immutable     []string
 }
@@ -89,6 +92,7 @@ Endpoints (main listener):
   GET  /select/tenant_ids, /select/buildinfo
   GET|HEAD /files/{path}   with --files DIR: the files under DIR (see Files)
   GET|HEAD /data/{path}    with --files-data: the data directory, read-only
+  POST|PATCH|HEAD|DELETE /uploads/   with --uploads: tus resumable uploads
   GET  /metrics           Prometheus text format
   GET  /healthz, /readyz  liveness; readiness (503 when the queue is >90%
                           full or the server is stopping)
@@ -177,8 +181,15 @@ ranges of the uncompressed file only. Uncompressed bodies go out with
 sendfile(2). --files-data serves the --data directory the same way at
 /data/ (raw segments of every tenant; its lock and metadata files are
 hidden; tokens bound to a tenant get 403). Metrics: spate_files_*. Not
-yet: resumable uploads (tus) and spate bench http. spate get downloads
-from here with parallel ranges. A Grafana dashboard and Prometheus alert
+yet: spate bench http, and the tus checksum and expiration extensions.
+spate get downloads from here with parallel ranges. With --uploads, POST
+/uploads/ takes tus 1.0 resumable uploads (tusd v2: creation,
+creation-with-upload, termination; PATCH at a wrong offset gets 409; HEAD
+tells the offset to resume from, also after a restart): a finished
+upload is renamed to DIR/NAME (its Upload-Metadata filename without any
+path, or its upload ID) and served at /files/NAME; an existing NAME gets
+409 unless --uploads-overwrite; tokens need write. Unfinished uploads wait
+in DIR/.uploads (never served). A Grafana dashboard and Prometheus alert
 rules for the whole server are in the repository's deploy/ directory.
 
 Tokens: with --auth-token-file, /insert/, /api/v1/ingest and /select/
@@ -222,6 +233,9 @@ Examples:
 	fl.StringVar(&o.files, "files", "", "directory whose files GET/HEAD /files/{path} serve, read-only (ranges, ETags, conditional requests, sendfile)")
 	fl.BoolVar(&o.filesDotfiles, "files-dotfiles", false, "serve files and directories whose names start with '.' under --files (default: 404)")
 	fl.BoolVar(&o.filesData, "files-data", false, "serve the --data directory itself, read-only, at GET/HEAD /data/{tenant}/{day}/{segment} (every tenant's raw segments; tokens bound to a tenant get 403)")
+	fl.BoolVar(&o.uploads, "uploads", false, "take tus resumable uploads at /uploads/ into --files DIR (Upload-Metadata filename, without its path, names the file)")
+	fl.Var(&o.uploadsMax, "uploads-max-size", "largest upload; a bigger Upload-Length gets 413 (default: no limit)")
+	fl.BoolVar(&o.uploadsOver, "uploads-overwrite", false, "let a finished upload replace a file of the same name (default: 409)")
 	fl.BoolVar(&o.filesBrowse, "files-browse", false, "list directories under --files: GET /files/dir/ answers HTML, or JSON with Accept: application/json (default: 403)")
 	fl.StringVar(&o.cacheControl, "cache-control", "", "Cache-Control of the files under --files, e.g. \"public, max-age=3600\" (default: none)")
 	fl.StringArrayVar(&o.immutable, "immutable", nil, "path pattern (path.Match, relative to --files, e.g. 'assets/*.js') whose files get Cache-Control immutable; repeatable")
@@ -257,6 +271,9 @@ func runServe(ctx context.Context, o *serveOpts, stderr io.Writer) error {
 	}
 	if o.filesData && o.data == "" {
 		return usagef("--files-data serves the --data directory, which is not given")
+	}
+	if o.files == "" && (o.uploads || o.uploadsOver || o.uploadsMax > 0) {
+		return usagef("--uploads, --uploads-max-size and --uploads-overwrite need --files DIR, where uploads go")
 	}
 	if o.files == "" && (o.filesDotfiles || o.filesBrowse && !o.filesData || o.cacheControl != "" || len(o.immutable) > 0) {
 		return usagef("--files-dotfiles, --files-browse, --cache-control and --immutable apply to --files DIR, which is not given")
@@ -309,6 +326,9 @@ func runServe(ctx context.Context, o *serveOpts, stderr io.Writer) error {
 		},
 		FilesDir:             o.files,
 		FilesData:            o.filesData,
+		Uploads:              o.uploads,
+		UploadsMaxSize:       int64(o.uploadsMax),
+		UploadsOverwrite:     o.uploadsOver,
 		Files:                fileserve.Options{Dotfiles: o.filesDotfiles, Browse: o.filesBrowse, CacheControl: o.cacheControl, Immutable: o.immutable},
 		MaxRequestBytes:      int64(o.maxRequest),
 		ReadTimeout:          o.readTimeout,

@@ -216,7 +216,7 @@ func (a *authTable) lookup(r *http.Request) *AuthToken {
 // (/healthz, /readyz, /metrics, the 404 page) take no token at all.
 func routeNeeds(path string) (need Perm, allTenants bool) {
 	switch {
-	case strings.HasPrefix(path, "/insert/"), path == "/api/v1/ingest":
+	case strings.HasPrefix(path, "/insert/"), path == "/api/v1/ingest", path == "/uploads/":
 		return PermWrite, false
 	case path == "/select/tenant_ids", path == "/data/":
 		return PermRead, true

@@ -47,6 +47,12 @@ type Config struct {
 	// dotfiles). It holds every tenant's logs: tokens bound to a tenant
 	// get 403 there.
 	FilesData bool
+	// Uploads takes tus resumable uploads at /uploads/ into FilesDir (see
+	// uploads.go); UploadsMaxSize caps one upload (0: no cap; more gets
+	// 413); UploadsOverwrite lets a finished upload replace a file.
+	Uploads          bool
+	UploadsMaxSize   int64
+	UploadsOverwrite bool
 	// Segment configures the store; its Observe hook is set by the server.
 	Segment segment.Options
 	// Ingest configures the pipeline: chunk size, line limit, memory for
@@ -94,6 +100,9 @@ type Config struct {
 func (c Config) withDefaults() (Config, error) {
 	if c.DataDir == "" && c.FilesDir == "" {
 		return c, errors.New("cannot start the server: no data directory and no files directory")
+	}
+	if c.Uploads && c.FilesDir == "" {
+		return c, errors.New("cannot take uploads: they go to the files directory, and there is none")
 	}
 	if c.FilesData && c.DataDir == "" {
 		return c, errors.New("cannot serve the data directory's files: no data directory")
@@ -152,6 +161,7 @@ type Server struct {
 	pipe    *ingest.Pipeline
 	files   *fileserve.Handler // nil without FilesDir
 	data    *fileserve.Handler // nil without FilesData
+	uploads http.Handler       // nil without Uploads
 	m       *serverMetrics
 	closing atomic.Bool
 	started time.Time
@@ -187,6 +197,15 @@ func New(cfg Config) (*Server, error) {
 	if cfg.FilesDir != "" {
 		if s.files, err = fileserve.New(cfg.FilesDir, "/files/", cfg.Files); err != nil {
 			s.pipe.Close()
+			return nil, err
+		}
+	}
+	if cfg.Uploads {
+		if s.uploads, err = s.newUploads(); err != nil {
+			s.pipe.Close()
+			if s.files != nil {
+				s.files.Close()
+			}
 			return nil, err
 		}
 	}
@@ -236,6 +255,9 @@ func (s *Server) Handler() http.Handler {
 	}
 	if s.data != nil {
 		mux.Handle("/data/", s.route("/data/", s.countFiles(s.data)))
+	}
+	if s.uploads != nil {
+		mux.Handle("/uploads/", s.route("/uploads/", s.uploads.ServeHTTP))
 	}
 	if s.store != nil {
 		s.dataRoutes(mux)
