@@ -181,10 +181,11 @@ ranges of the uncompressed file only. Uncompressed bodies go out with
 sendfile(2). --files-data serves the --data directory the same way at
 /data/ (raw segments of every tenant; its lock and metadata files are
 hidden; tokens bound to a tenant get 403). Metrics: spate_files_*. Not
-yet: spate bench http, and the tus checksum and expiration extensions.
+yet: spate bench http, and the tus expiration extension.
 spate get downloads from here with parallel ranges. With --uploads, POST
 /uploads/ takes tus 1.0 resumable uploads (tusd v2: creation,
-creation-with-upload, termination; PATCH at a wrong offset gets 409; HEAD
+creation-with-upload, termination, and checksum: sha1 or sha256, 460 on a
+mismatch; PATCH at a wrong offset gets 409; HEAD
 tells the offset to resume from, also after a restart): a finished
 upload is renamed to DIR/NAME (its Upload-Metadata filename without any
 path, or its upload ID) and served at /files/NAME; an existing NAME gets

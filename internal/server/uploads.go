@@ -58,7 +58,7 @@ func (s *Server) newUploads() (http.Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot start the uploads handler: %w", err)
 	}
-	return http.StripPrefix("/uploads/", h), nil
+	return checksums(http.StripPrefix("/uploads/", h)), nil
 }
 
 // uploadName is the sanitised filename an upload's metadata gives: its

@@ -2,6 +2,8 @@ package server
 
 import (
 	"bytes"
+	"crypto/sha1"
+	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
 	"io"
@@ -9,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -109,5 +112,51 @@ func TestUploadsOverwriteAndTokens(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(filepath.Join(files, "a.txt")); string(got) != "new" {
 		t.Errorf("a.txt is %q", got)
+	}
+}
+
+// TestUploadChecksum: a piece whose Upload-Checksum does not match gets 460
+// and stores nothing; a matching one is stored; OPTIONS announces the
+// extension.
+func TestUploadChecksum(t *testing.T) {
+	files := t.TempDir()
+	_, ts := newTestServer(t, Config{FilesDir: files, Uploads: true})
+	if r := tusReq(t, "OPTIONS", ts.URL+"/uploads/", nil); !strings.Contains(r.Header.Get("Tus-Extension"), "checksum") || r.Header.Get("Tus-Checksum-Algorithm") != "sha1,sha256" {
+		t.Errorf("OPTIONS: %v", r.Header)
+	}
+	data := []byte("checksummed upload, in two pieces\n")
+	resp := tusReq(t, "POST", ts.URL+"/uploads/", nil, "Upload-Length", strconv.Itoa(len(data)), "Upload-Metadata", meta("sum.txt"))
+	loc := resp.Header.Get("Location")
+	if loc[0] == '/' {
+		loc = ts.URL + loc
+	}
+	sum := func(algo string, b []byte) string {
+		if algo == "sha1" {
+			h := sha1.Sum(b)
+			return "sha1 " + base64.StdEncoding.EncodeToString(h[:])
+		}
+		h := sha256.Sum256(b)
+		return "sha256 " + base64.StdEncoding.EncodeToString(h[:])
+	}
+	patch := func(off int, piece []byte, checksum string) *http.Response {
+		return tusReq(t, "PATCH", loc, piece, "Upload-Offset", strconv.Itoa(off), "Content-Type", "application/offset+octet-stream", "Upload-Checksum", checksum)
+	}
+	if r := patch(0, data[:10], sum("sha256", []byte("something else"))); r.StatusCode != 460 {
+		t.Fatalf("bad checksum: %d", r.StatusCode)
+	}
+	if r := tusReq(t, "HEAD", loc, nil); r.Header.Get("Upload-Offset") != "0" {
+		t.Fatalf("after a bad checksum the offset is %q", r.Header.Get("Upload-Offset"))
+	}
+	if r := patch(0, data[:10], "md5 AAAA"); r.StatusCode != 400 {
+		t.Errorf("unknown algorithm: %d", r.StatusCode)
+	}
+	if r := patch(0, data[:10], sum("sha256", data[:10])); r.StatusCode != 204 {
+		t.Fatalf("good sha256: %d", r.StatusCode)
+	}
+	if r := patch(10, data[10:], sum("sha1", data[10:])); r.StatusCode != 204 {
+		t.Fatalf("good sha1: %d", r.StatusCode)
+	}
+	if got, _ := os.ReadFile(filepath.Join(files, "sum.txt")); !bytes.Equal(got, data) {
+		t.Errorf("stored %q", got)
 	}
 }
