@@ -196,16 +196,13 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.FilesDir != "" {
 		if s.files, err = fileserve.New(cfg.FilesDir, "/files/", cfg.Files); err != nil {
-			s.pipe.Close()
+			s.closeHandles()
 			return nil, err
 		}
 	}
 	if cfg.Uploads {
 		if s.uploads, err = s.newUploads(); err != nil {
-			s.pipe.Close()
-			if s.files != nil {
-				s.files.Close()
-			}
+			s.closeHandles()
 			return nil, err
 		}
 	}
@@ -215,10 +212,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.FilesData {
 		o := fileserve.Options{Browse: cfg.Files.Browse, CacheControl: "no-cache", CompressMin: -1}
 		if s.data, err = fileserve.New(cfg.DataDir, "/data/", o); err != nil {
-			s.pipe.Close()
-			if s.files != nil {
-				s.files.Close()
-			}
+			s.closeHandles()
 			return nil, err
 		}
 	}
@@ -235,13 +229,7 @@ func New(cfg Config) (*Server, error) {
 	s.cfg.Segment = so
 	s.store, err = segment.Open(cfg.DataDir, so)
 	if err != nil {
-		s.pipe.Close()
-		if s.files != nil {
-			s.files.Close()
-		}
-		if s.data != nil {
-			s.data.Close()
-		}
+		s.closeHandles()
 		return nil, fmt.Errorf("cannot open data directory: %w", err)
 	}
 	return s, nil
@@ -363,18 +351,24 @@ func (s *Server) Close() error {
 	if s.closing.Swap(true) {
 		return s.closeStore()
 	}
+	err := s.closeStore()
+	s.closeHandles()
+	if err != nil {
+		return fmt.Errorf("cannot close data directory: %w", err)
+	}
+	return nil
+}
+
+// closeHandles stops the ingest pipeline and releases the file
+// directories (everything New opens but the store).
+func (s *Server) closeHandles() {
+	s.pipe.Close()
 	if s.files != nil {
 		s.files.Close()
 	}
 	if s.data != nil {
 		s.data.Close()
 	}
-	err := s.closeStore()
-	s.pipe.Close()
-	if err != nil {
-		return fmt.Errorf("cannot close data directory: %w", err)
-	}
-	return nil
 }
 
 func (s *Server) closeStore() error {
