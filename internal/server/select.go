@@ -755,16 +755,16 @@ func (s *Server) collectValues(ctx context.Context, a *selectArgs, q *query.Quer
 // fieldNames returns the field names of q's rows with the number of rows
 // holding each.
 func (s *Server) fieldNames(ctx context.Context, a *selectArgs, q *query.Query) ([]valueHits, error) {
-	q2 := *q
-	q2.Pipes = append(slices.Clone(q.Pipes), &query.PipeFieldNames{ResultName: "name"})
-	return s.collectValues(ctx, a, &q2, "name")
+	q2 := cloneQuery(q)
+	q2.AddPipes(&query.PipeFieldNames{ResultName: "name"})
+	return s.collectValues(ctx, a, q2, "name")
 }
 
 // fieldValues returns the values of field in q's rows with their hits.
 func (s *Server) fieldValues(ctx context.Context, a *selectArgs, q *query.Query, field string) ([]valueHits, error) {
-	q2 := *q
-	q2.Pipes = append(slices.Clone(q.Pipes), &query.PipeFieldValues{Field: field})
-	return s.collectValues(ctx, a, &q2, field)
+	q2 := cloneQuery(q)
+	q2.AddPipes(&query.PipeFieldValues{Field: field})
+	return s.collectValues(ctx, a, q2, field)
 }
 
 // handleFieldNames is /select/logsql/field_names: the field names of the
