@@ -137,11 +137,7 @@ func (s *Server) handleHits(ctx context.Context, w http.ResponseWriter, r *http.
 			b = append(b, ',')
 		}
 		hs := m[k]
-		idx := make([]int, len(hs.ts))
-		for j := range idx {
-			idx[j] = j
-		}
-		slices.SortStableFunc(idx, func(x, y int) int { return cmp.Compare(hs.ts[x], hs.ts[y]) })
+		idx := byTime(hs.ts)
 		b = append(b, `{"fields":`...)
 		b = append(b, k...)
 		b = append(b, `,"timestamps":[`...)
@@ -168,6 +164,17 @@ func (s *Server) handleHits(ctx context.Context, w http.ResponseWriter, r *http.
 	writeSelectHeaders(w.Header(), a, "application/json")
 	_, err = w.Write(b)
 	return err
+}
+
+// byTime returns the indexes of ts in time order (stable for equal times),
+// to write series whose points are kept as parallel slices.
+func byTime(ts []int64) []int {
+	idx := make([]int, len(ts))
+	for j := range idx {
+		idx[j] = j
+	}
+	slices.SortStableFunc(idx, func(x, y int) int { return cmp.Compare(ts[x], ts[y]) })
+	return idx
 }
 
 // topHitsSeries keeps the limit series with the most hits and sums the
@@ -447,11 +454,7 @@ func (s *Server) handleStatsQueryRange(ctx context.Context, w http.ResponseWrite
 		if i > 0 {
 			b = append(b, ',')
 		}
-		idx := make([]int, len(ss.ts))
-		for j := range idx {
-			idx[j] = j
-		}
-		slices.SortStableFunc(idx, func(x, y int) int { return cmp.Compare(ss.ts[x], ss.ts[y]) })
+		idx := byTime(ss.ts)
 		b = append(b, `{"metric":`...)
 		b = appendMetric(b, ss)
 		b = append(b, `,"values":[`...)
