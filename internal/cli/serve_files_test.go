@@ -42,7 +42,40 @@ func TestServeFiles(t *testing.T) {
 		}
 	}
 	srv.stop(t, syscall.SIGTERM)
-	for _, args := range [][]string{{"serve"}, {"serve", "--data", dir, "--immutable", "x"}, {"serve", "--files", dir, "--immutable", "[bad"}} {
+
+	// The other file flags reach the server: dotfiles, listings, the data
+	// directory, the upload cap.
+	data := t.TempDir()
+	srv = startServeArgs(t, "--files", dir, "--files-dotfiles", "--files-browse", "--data", data, "--files-data", "--uploads", "--uploads-max-size", "1KiB")
+	for _, c := range []struct {
+		method, path string
+		hdr          []string
+		code         int
+		body         string
+	}{
+		{"GET", "/files/.hidden", nil, 200, "SECRET"},
+		{"GET", "/files/assets/", []string{"Accept", "application/json"}, 200, `"name":"app.js"`},
+		{"GET", "/data/", []string{"Accept", "application/json"}, 200, `[`},
+		{"POST", "/uploads/", []string{"Tus-Resumable", "1.0.0", "Upload-Length", "2048"}, 413, ""},
+		{"POST", "/uploads/", []string{"Tus-Resumable", "1.0.0", "Upload-Length", "512"}, 201, ""},
+	} {
+		req, _ := http.NewRequest(c.method, srv.url+c.path, nil)
+		for i := 0; i+1 < len(c.hdr); i += 2 {
+			req.Header.Set(c.hdr[i], c.hdr[i+1])
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != c.code || !strings.Contains(string(b), c.body) {
+			t.Errorf("%s %s: %d %q", c.method, c.path, resp.StatusCode, b)
+		}
+	}
+	srv.stop(t, syscall.SIGTERM)
+	for _, args := range [][]string{{"serve"}, {"serve", "--data", dir, "--immutable", "x"}, {"serve", "--files", dir, "--immutable", "[bad"},
+		{"serve", "--data", dir, "--uploads"}, {"serve", "--files", dir, "--files-data"}} {
 		code, _, stderr := runCLI(t, args...)
 		if code == ExitOK {
 			t.Errorf("%v: exit 0: %s", args, stderr)
