@@ -20,7 +20,7 @@ func newBenchCmd() *cobra.Command {
 
   spate bench io   mmap vs pread vs bufio vs stream reads of big files`,
 	}
-	cmd.AddCommand(newBenchIOCmd(), newBenchIOChildCmd(), newBenchQueryCmd(), newBenchQueryChildCmd(), newBenchWriteCmd(), newBenchWriteChildCmd(), newBenchIngestCmd())
+	cmd.AddCommand(newBenchIOCmd(), newBenchIOChildCmd(), newBenchQueryCmd(), newBenchQueryChildCmd(), newBenchWriteCmd(), newBenchWriteChildCmd(), newBenchIngestCmd(), newBenchHTTPCmd(), newBenchHTTPServerCmd())
 	return cmd
 }
 
