@@ -51,6 +51,7 @@ type serveOpts struct {
 	uploads       bool
 	uploadsMax    sizeFlag
 	uploadsOver   bool
+	uploadsExpire time.Duration
 	cacheControl  string
 	immutable     []string
 }
@@ -180,17 +181,20 @@ compressed on the fly; Vary: Accept-Encoding always, an ETag per encoding,
 ranges of the uncompressed file only. Uncompressed bodies go out with
 sendfile(2). --files-data serves the --data directory the same way at
 /data/ (raw segments of every tenant; its lock and metadata files are
-hidden; tokens bound to a tenant get 403). Metrics: spate_files_*. Not
-yet: spate bench http, and the tus expiration extension.
+hidden; tokens bound to a tenant get 403). Metrics: spate_files_* and
+spate_uploads_*. spate bench http measures these paths against nginx.
 spate get downloads from here with parallel ranges. With --uploads, POST
 /uploads/ takes tus 1.0 resumable uploads (tusd v2: creation,
-creation-with-upload, termination, and checksum: sha1 or sha256, 460 on a
-mismatch; PATCH at a wrong offset gets 409; HEAD
+creation-with-upload, termination, expiration, and checksum: sha1 or
+sha256, 460 on a mismatch; PATCH at a wrong offset gets 409; HEAD
 tells the offset to resume from, also after a restart): a finished
 upload is renamed to DIR/NAME (its Upload-Metadata filename without any
 path, or its upload ID) and served at /files/NAME; an existing NAME gets
 409 unless --uploads-overwrite; tokens need write. Unfinished uploads wait
-in DIR/.uploads (never served). A Grafana dashboard and Prometheus alert
+in DIR/.uploads (never served) until --uploads-expire passes without data
+(tus expiration: answers carry Upload-Expires; later requests get 410).
+A full disk answers 507, keeping what was written: the client resumes
+when there is space. A Grafana dashboard and Prometheus alert
 rules for the whole server are in the repository's deploy/ directory.
 
 Tokens: with --auth-token-file, /insert/, /api/v1/ingest and /select/
@@ -237,6 +241,7 @@ Examples:
 	fl.BoolVar(&o.uploads, "uploads", false, "take tus resumable uploads at /uploads/ into --files DIR (Upload-Metadata filename, without its path, names the file)")
 	fl.Var(&o.uploadsMax, "uploads-max-size", "largest upload; a bigger Upload-Length gets 413 (default: no limit)")
 	fl.BoolVar(&o.uploadsOver, "uploads-overwrite", false, "let a finished upload replace a file of the same name (default: 409)")
+	fl.DurationVar(&o.uploadsExpire, "uploads-expire", 24*time.Hour, "delete an unfinished upload that received nothing for this long (tus expiration: Upload-Expires, then 410); 0 keeps them")
 	fl.BoolVar(&o.filesBrowse, "files-browse", false, "list directories under --files: GET /files/dir/ answers HTML, or JSON with Accept: application/json (default: 403)")
 	fl.StringVar(&o.cacheControl, "cache-control", "", "Cache-Control of the files under --files, e.g. \"public, max-age=3600\" (default: none)")
 	fl.StringArrayVar(&o.immutable, "immutable", nil, "path pattern (path.Match, relative to --files, e.g. 'assets/*.js') whose files get Cache-Control immutable; repeatable")
@@ -272,6 +277,9 @@ func runServe(ctx context.Context, o *serveOpts, stderr io.Writer) error {
 	}
 	if o.filesData && o.data == "" {
 		return usagef("--files-data serves the --data directory, which is not given")
+	}
+	if o.uploadsExpire < 0 {
+		return usagef("--uploads-expire must not be negative (0 keeps unfinished uploads)")
 	}
 	if o.files == "" && (o.uploads || o.uploadsOver || o.uploadsMax > 0) {
 		return usagef("--uploads, --uploads-max-size and --uploads-overwrite need --files DIR, where uploads go")
@@ -330,6 +338,7 @@ func runServe(ctx context.Context, o *serveOpts, stderr io.Writer) error {
 		Uploads:              o.uploads,
 		UploadsMaxSize:       int64(o.uploadsMax),
 		UploadsOverwrite:     o.uploadsOver,
+		UploadsExpire:        o.uploadsExpire,
 		Files:                fileserve.Options{Dotfiles: o.filesDotfiles, Browse: o.filesBrowse, CacheControl: o.cacheControl, Immutable: o.immutable},
 		MaxRequestBytes:      int64(o.maxRequest),
 		ReadTimeout:          o.readTimeout,

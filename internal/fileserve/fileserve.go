@@ -95,7 +95,12 @@ type cachedFile struct {
 	checked      atomic.Int64 // Unix ns
 }
 
-const smallCacheBytes = 64 << 20
+//
+// 16 MiB keeps a server fetching 10,000 small files in turn within 64 MiB
+// of RSS (spate bench http: 116 MB with 64 MiB, where the garbage
+// collector's headroom doubles the cache); files past the cap are answered
+// from disk with the same single write.
+const smallCacheBytes = 16 << 20
 
 // smallRecheck is how long a cached small file is trusted (a variable
 // for tests).

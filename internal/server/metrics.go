@@ -40,6 +40,10 @@ type serverMetrics struct {
 	tailDropped   prometheus.Counter
 	queryPaced    prometheus.Counter
 	files         *filesMetrics
+
+	uploadsFinished prometheus.Counter
+	uploadsBytes    prometheus.Counter
+	uploadsExpired  prometheus.Counter
 }
 
 func newServerMetrics(s *Server) *serverMetrics {
@@ -70,6 +74,9 @@ func newServerMetrics(s *Server) *serverMetrics {
 		queryPaced:    f.counter("spate_select_paced_seconds_total", "Time queries waited so that ingestion keeps the CPUs (--query-share)."),
 	}
 	m.files = newFilesMetrics(f, seconds)
+	m.uploadsFinished = f.counter("spate_uploads_finished_total", "tus uploads completed and moved to the files directory.")
+	m.uploadsBytes = f.counter("spate_uploads_finished_bytes_total", "Bytes of the tus uploads completed.")
+	m.uploadsExpired = f.counter("spate_uploads_expired_total", "Unfinished tus uploads deleted after --uploads-expire without data.")
 	stat := func(name, help string, v func(st segment.Stats) float64) {
 		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 {
 			if s.store == nil {

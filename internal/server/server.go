@@ -50,9 +50,12 @@ type Config struct {
 	// Uploads takes tus resumable uploads at /uploads/ into FilesDir (see
 	// uploads.go); UploadsMaxSize caps one upload (0: no cap; more gets
 	// 413); UploadsOverwrite lets a finished upload replace a file.
+	// UploadsExpire deletes an unfinished upload that received nothing
+	// for that long (the tus expiration extension; 0: never).
 	Uploads          bool
 	UploadsMaxSize   int64
 	UploadsOverwrite bool
+	UploadsExpire    time.Duration
 	// Segment configures the store; its Observe hook is set by the server.
 	Segment segment.Options
 	// Ingest configures the pipeline: chunk size, line limit, memory for
@@ -359,9 +362,10 @@ func (s *Server) Close() error {
 	return nil
 }
 
-// closeHandles stops the ingest pipeline and releases the file
-// directories (everything New opens but the store).
+// closeHandles stops the ingest pipeline and the uploads' sweeper and
+// releases the file directories (everything New opens but the store).
 func (s *Server) closeHandles() {
+	s.stopTails()
 	s.pipe.Close()
 	if s.files != nil {
 		s.files.Close()

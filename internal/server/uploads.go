@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/tus/tusd/v2/pkg/filelocker"
@@ -32,12 +33,15 @@ func (s *Server) newUploads() (http.Handler, error) {
 		return nil, fmt.Errorf("cannot make the uploads directory: %w", err)
 	}
 	composer := tusd.NewStoreComposer()
-	filestore.New(store).UseIn(composer)
+	spaceStore{filestore.New(store)}.useIn(composer)
 	filelocker.New(store).UseIn(composer)
 	h, err := tusd.NewHandler(tusd.Config{
 		BasePath:      "/uploads/",
 		StoreComposer: composer,
 		MaxSize:       s.cfg.UploadsMaxSize,
+		// Concatenation is off: a finished partial upload would be moved
+		// to the files directory like any other.
+		DisableConcatenation: true,
 		// tusd logs every request through x/exp/slog; spate logs what
 		// matters (finished uploads) itself.
 		Logger: xslog.New(xslog.NewTextHandler(io.Discard, nil)),
@@ -58,7 +62,14 @@ func (s *Server) newUploads() (http.Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot start the uploads handler: %w", err)
 	}
-	return checksums(http.StripPrefix("/uploads/", h)), nil
+	var th http.Handler = h
+	if s.cfg.UploadsExpire > 0 {
+		e := &expiry{dir: store, ttl: s.cfg.UploadsExpire, log: s.log, now: time.Now,
+			busy: map[string]int{}, onExpire: s.m.uploadsExpired.Inc}
+		th = e.wrap(th)
+		go e.run(s.done)
+	}
+	return checksums(http.StripPrefix("/uploads/", th), s.cfg.UploadsExpire > 0), nil
 }
 
 // uploadName is the sanitised filename an upload's metadata gives: its
@@ -110,6 +121,8 @@ func (s *Server) finishUpload(info tusd.FileInfo) error {
 	if p := info.Storage["InfoPath"]; p != "" {
 		os.Remove(p)
 	}
+	s.m.uploadsFinished.Inc()
+	s.m.uploadsBytes.Add(float64(info.Size))
 	s.log.Info("upload finished", "name", name, "bytes", info.Size)
 	return nil
 }

@@ -23,10 +23,10 @@ const (
 	statusChecksumMismatch = 460
 )
 
-func checksums(h http.Handler) http.Handler {
+func checksums(h http.Handler, expiration bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodOptions {
-			h.ServeHTTP(&extensionWriter{ResponseWriter: w}, r)
+			h.ServeHTTP(&extensionWriter{ResponseWriter: w, expiration: expiration}, r)
 			return
 		}
 		spec := r.Header.Get("Upload-Checksum")
@@ -70,12 +70,20 @@ func checksums(h http.Handler) http.Handler {
 	})
 }
 
-// extensionWriter adds checksum to the Tus-Extension tusd announces.
-type extensionWriter struct{ http.ResponseWriter }
+// extensionWriter adds checksum (and expiration) to the Tus-Extension
+// tusd announces.
+type extensionWriter struct {
+	http.ResponseWriter
+	expiration bool
+}
 
 func (w *extensionWriter) WriteHeader(code int) {
 	if ext := w.Header().Get("Tus-Extension"); ext != "" {
-		w.Header().Set("Tus-Extension", ext+",checksum")
+		ext += ",checksum"
+		if w.expiration {
+			ext += ",expiration"
+		}
+		w.Header().Set("Tus-Extension", ext)
 		w.Header().Set("Tus-Checksum-Algorithm", "sha1,sha256")
 	}
 	w.ResponseWriter.WriteHeader(code)
