@@ -3,6 +3,7 @@ package fileserve
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"mime"
 	"mime/multipart"
@@ -378,6 +379,18 @@ func TestSmallCache(t *testing.T) {
 	}
 	if n, _ := h.small.Load("notes.txt"); n == nil {
 		t.Fatal("notes.txt was not cached")
+	}
+	// The cached answer's header is shared: adding to one answer's
+	// header (Add, Set) must not change the next.
+	second.Header().Add("Vary", "Origin")
+	if third := serve(h, "GET", "/files/notes.txt"); fmt.Sprint(third.Header()["Vary"]) != "[Accept-Encoding]" {
+		t.Fatalf("Vary after an Add to an earlier answer: %q", third.Header()["Vary"])
+	}
+	if head := serve(h, "HEAD", "/files/notes.txt"); head.Body.Len() != 0 || head.Header().Get("Content-Length") != "12" {
+		t.Fatalf("HEAD from the cache: %v %q", head.Header(), head.Body.String())
+	}
+	if dl := serve(h, "GET", "/files/notes.txt?download"); !strings.HasPrefix(dl.Header().Get("Content-Disposition"), "attachment") {
+		t.Fatalf("?download from the cache: %q", dl.Header().Get("Content-Disposition"))
 	}
 	p := filepath.Join(h.root.Name(), "notes.txt")
 	if err := os.WriteFile(p, []byte("changed, and longer than before\n"), 0o644); err != nil {

@@ -19,6 +19,9 @@ type filesMetrics struct {
 	notModified prometheus.Counter
 	active      prometheus.Gauge
 	seconds     prometheus.Histogram
+
+	getOK        prometheus.Counter // requests{GET,200}
+	sentIdentity prometheus.Counter // sent{identity}
 }
 
 func newFilesMetrics(f promauto, seconds []float64) *filesMetrics {
@@ -31,6 +34,8 @@ func newFilesMetrics(f promauto, seconds []float64) *filesMetrics {
 		seconds:     f.histogram("spate_files_duration_seconds", "Time from a file request to the end of its answer.", seconds),
 	}
 	f.reg.MustRegister(m.active)
+	m.getOK = m.requests.WithLabelValues(http.MethodGet, "200")
+	m.sentIdentity = m.sent.WithLabelValues("identity")
 	return m
 }
 
@@ -47,12 +52,16 @@ func (s *Server) countFiles(h http.Handler) http.HandlerFunc {
 		if code == 0 {
 			code = http.StatusOK
 		}
-		m.requests.WithLabelValues(r.Method, strconv.Itoa(code)).Inc()
-		enc := w.Header().Get("Content-Encoding")
-		if enc == "" {
-			enc = "identity"
+		if code == http.StatusOK && r.Method == http.MethodGet {
+			m.getOK.Inc() // the common case, without a label lookup
+		} else {
+			m.requests.WithLabelValues(r.Method, strconv.Itoa(code)).Inc()
 		}
-		m.sent.WithLabelValues(enc).Add(float64(cw.n))
+		if enc := w.Header()["Content-Encoding"]; len(enc) > 0 {
+			m.sent.WithLabelValues(enc[0]).Add(float64(cw.n))
+		} else {
+			m.sentIdentity.Add(float64(cw.n))
+		}
 		switch code {
 		case http.StatusPartialContent:
 			m.ranges.Inc()

@@ -158,9 +158,26 @@ func (m *serverMetrics) observeBatch(b segment.BatchInfo) {
 }
 
 // request counts one answered API request.
-func (m *serverMetrics) request(path string, code int, d time.Duration) {
-	m.requests.WithLabelValues(path, strconv.Itoa(code)).Inc()
-	m.reqDuration.WithLabelValues(path).Observe(d.Seconds())
+// pathMetrics are one route's request metrics, with the labels of the
+// common answer resolved once.
+type pathMetrics struct {
+	m        *serverMetrics
+	path     string
+	ok       prometheus.Counter  // requests{path,200}
+	duration prometheus.Observer // request_duration{path}
+}
+
+func (m *serverMetrics) pathMetrics(path string) *pathMetrics {
+	return &pathMetrics{m: m, path: path, ok: m.requests.WithLabelValues(path, "200"), duration: m.reqDuration.WithLabelValues(path)}
+}
+
+func (p *pathMetrics) request(code int, d time.Duration) {
+	if code == http.StatusOK {
+		p.ok.Inc()
+	} else {
+		p.m.requests.WithLabelValues(p.path, strconv.Itoa(code)).Inc()
+	}
+	p.duration.Observe(d.Seconds())
 }
 
 // handleMetrics writes the server's metrics and the process's (RSS, CPU,

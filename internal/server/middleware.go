@@ -33,8 +33,9 @@ import (
 func (s *Server) route(path string, h http.HandlerFunc) http.Handler {
 	need, allTenants := routeNeeds(path)
 	auth := newAuthTable(s.cfg.AuthTokens)
+	pm := s.m.pathMetrics(path)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		sw := &statusWriter{ResponseWriter: w, m: s.m, path: path, start: time.Now()}
+		sw := &statusWriter{ResponseWriter: w, m: pm, start: time.Now()}
 		if s.closing.Load() {
 			sw.Header().Set("Retry-After", s.retryAfter())
 			writeError(sw, http.StatusServiceUnavailable, "the server is shutting down")
@@ -69,6 +70,9 @@ func (s *Server) route(path string, h http.HandlerFunc) http.Handler {
 				return
 			}
 			ctx = context.WithValue(ctx, boundKey{}, tok.Tenant)
+		} else if t == (segment.Tenant{}) {
+			h(sw, r) // tenantOf gives the default tenant: no copy of r
+			return
 		}
 		h(sw, r.WithContext(context.WithValue(ctx, tenantKey{}, t)))
 	})
@@ -77,7 +81,7 @@ func (s *Server) route(path string, h http.HandlerFunc) http.Handler {
 type tenantKey struct{}
 
 // tenantOf returns the tenant route chose for r: its headers', or its
-// token's bound tenant.
+// token's bound tenant; the default tenant (0:0) when none is recorded.
 func tenantOf(r *http.Request) segment.Tenant {
 	t, _ := r.Context().Value(tenantKey{}).(segment.Tenant)
 	return t
@@ -88,8 +92,7 @@ func tenantOf(r *http.Request) segment.Tenant {
 // deadlines, full duplex).
 type statusWriter struct {
 	http.ResponseWriter
-	m     *serverMetrics
-	path  string
+	m     *pathMetrics
 	start time.Time
 	code  int
 }
@@ -97,7 +100,7 @@ type statusWriter struct {
 func (w *statusWriter) WriteHeader(code int) {
 	if w.code == 0 && code >= 200 {
 		w.code = code
-		w.m.request(w.path, code, time.Since(w.start))
+		w.m.request(code, time.Since(w.start))
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
