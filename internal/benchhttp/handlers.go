@@ -3,6 +3,7 @@ package benchhttp
 import (
 	"bufio"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"strconv"
@@ -52,11 +53,13 @@ var ResponseVariants = []string{"direct", "flush-each", "bufio-4k", "bufio-64k",
 //	copybuf-64k   the same with 64 KiB
 //	copybuf-1m    the same with 1 MiB
 //	mmap          the file mapped per request and written from the mapping
+//	memory        every file read into memory at start, one Write per
+//	              request: the ceiling of a net/http handler
 //	spate         spate serve --files: the full server (fileserve under
 //	              the server's routes and metrics)
 //	nginx         nginx with sendfile and tcp_nopush on, access log off,
 //	              one worker per CPU (when an nginx binary is found)
-var DownloadVariants = []string{"copy", "bufio-reader", "copybuf-4k", "copybuf-64k", "copybuf-1m", "mmap", "spate", "nginx"}
+var DownloadVariants = []string{"copy", "bufio-reader", "copybuf-4k", "copybuf-64k", "copybuf-1m", "mmap", "memory", "spate", "nginx"}
 
 // BodyItems is the number of items in the responses suite's document.
 const BodyItems = 100
@@ -197,6 +200,9 @@ type writerOnly struct{ io.Writer }
 // downloadHandler returns the downloads suite's handler for variant (not
 // spate or nginx, which are whole servers) serving the files of root.
 func downloadHandler(variant string, root *os.Root) http.Handler {
+	if variant == "memory" {
+		return memoryHandler(root)
+	}
 	var body func(w http.ResponseWriter, f *os.File, size int64) error
 	switch variant {
 	case "copy":
@@ -239,5 +245,37 @@ func downloadHandler(variant string, root *os.Root) http.Handler {
 		h["Content-Type"] = []string{"application/octet-stream"}
 		h["Content-Length"] = []string{strconv.FormatInt(fi.Size(), 10)}
 		body(w, f, fi.Size())
+	})
+}
+
+// memoryHandler reads every regular file under root into memory and
+// answers each with one Write: what net/http gives a handler that does
+// no I/O of its own. Files that cannot be read are answered 404.
+func memoryHandler(root *os.Root) http.Handler {
+	type file struct {
+		data   []byte
+		length []string
+	}
+	files := map[string]file{}
+	fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return nil
+		}
+		if b, err := root.ReadFile(p); err == nil {
+			files["/"+p] = file{b, []string{strconv.Itoa(len(b))}}
+		}
+		return nil
+	})
+	octet := []string{"application/octet-stream"}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f, ok := files[r.URL.Path]
+		if !ok {
+			http.Error(w, "no such file", http.StatusNotFound)
+			return
+		}
+		h := w.Header()
+		h["Content-Type"] = octet
+		h["Content-Length"] = f.length
+		w.Write(f.data)
 	})
 }

@@ -105,8 +105,10 @@ func (c *Config) setDefaults() error {
 		c.SmallSize = 4 << 10
 	}
 	switch {
-	case c.Warmup < 0 || c.Duration < 0 || c.BigSize < 0 || c.SmallFiles < 0 || c.SmallSize < 0:
-		return errors.New("durations, sizes and counts must not be negative")
+	case c.Warmup < 0 || c.Duration < 0 || c.SmallSize < 0:
+		return errors.New("durations and sizes must not be negative")
+	case c.BigSize < 0 && c.SmallFiles < 0 && slices.Contains(c.Suites, SuiteDownloads):
+		return errors.New("the downloads suite needs a big file or small files")
 	case c.SmallFiles > 1_000_000:
 		return errors.New("at most 1,000,000 small files")
 	}
@@ -237,9 +239,10 @@ type files struct {
 }
 
 func (r *runner) downloads(ctx context.Context) (err error) {
-	r.rep.BigSize, r.rep.SmallFiles, r.rep.SmallSize = r.cfg.BigSize, r.cfg.SmallFiles, r.cfg.SmallSize
-	r.progress("making %s and %d files of %s under %s", benchenv.HumanBytes(r.cfg.BigSize), r.cfg.SmallFiles, benchenv.HumanBytes(r.cfg.SmallSize), r.cfg.Dir)
-	fs, err := makeFiles(r.cfg.Dir, r.cfg.Seed, r.cfg.BigSize, r.cfg.SmallFiles, r.cfg.SmallSize)
+	big, n := max(r.cfg.BigSize, 0), max(r.cfg.SmallFiles, 0)
+	r.rep.BigSize, r.rep.SmallFiles, r.rep.SmallSize = big, n, r.cfg.SmallSize
+	r.progress("making %s and %d files of %s under %s", benchenv.HumanBytes(big), n, benchenv.HumanBytes(r.cfg.SmallSize), r.cfg.Dir)
+	fs, err := makeFiles(r.cfg.Dir, r.cfg.Seed, big, n, r.cfg.SmallSize)
 	if err != nil {
 		return err
 	}
@@ -268,11 +271,11 @@ func (r *runner) downloads(ctx context.Context) (err error) {
 		paths []string
 		sizes []int64
 	}{
-		{WorkloadBig, []string{"big.bin"}, []int64{r.cfg.BigSize}},
+		{WorkloadBig, []string{"big.bin"}, []int64{big}},
 		{WorkloadSmall, fs.smallPaths, repeat(r.cfg.SmallSize, len(fs.smallPaths))},
 	}
 	for _, wl := range workloads {
-		if len(wl.paths) == 0 || (wl.name == WorkloadBig && r.cfg.BigSize == 0) {
+		if len(wl.paths) == 0 || (wl.name == WorkloadBig && big == 0) {
 			continue
 		}
 		check := func(base string, c *http.Client) error {

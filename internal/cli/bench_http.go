@@ -70,6 +70,8 @@ after), each with Content-Length:
   copybuf-64k   the same with 64 KiB
   copybuf-1m    the same with 1 MiB
   mmap          the file mapped per request and written from the mapping
+  memory        every file read into memory at start, one Write per request:
+                the ceiling of a net/http handler
   spate         spate serve --files DIR, the whole server
   nginx         nginx (sendfile on, tcp_nopush on, access log off, one worker
                 per CPU) when an nginx binary is found; ratios are over it,
@@ -82,7 +84,7 @@ per request (read, write, sendfile, ...; /proc/PID/io); its peak RSS over
 its whole life. The client runs in this process and shares the CPUs with
 the server, as wrk does; on a small machine that caps every row.
 
-The defaults take about 5 minutes: 6 + 8 servers, 3 connection counts,
+The defaults take about 6 minutes: 6 + 9 servers, 3 connection counts,
 4 s per row.`,
 		Example: `  # everything, with a chart
   spate bench http --chart http.svg
@@ -191,6 +193,13 @@ func (o *benchHTTPOpts) config() (benchhttp.Config, error) {
 	}
 	if o.bigSize == 0 && o.smallFiles == 0 && slices.Contains(cfg.Suites, benchhttp.SuiteDownloads) {
 		return zero, usagef("the downloads suite needs --big-size or --small-files")
+	}
+	// The flags' 0 means none; the Config's, the default.
+	if cfg.BigSize == 0 {
+		cfg.BigSize = -1
+	}
+	if cfg.SmallFiles == 0 {
+		cfg.SmallFiles = -1
 	}
 	exe, err := os.Executable()
 	if err != nil {

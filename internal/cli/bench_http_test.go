@@ -91,6 +91,13 @@ func TestBenchHTTP(t *testing.T) {
 	if code != ExitOK || !strings.Contains(string(out), "vs direct") || !strings.Contains(string(out), "prebuilt      2") {
 		t.Fatalf("exit %d: %s\n%s", code, out, stderr)
 	}
+	// --big-size 0: no big file.
+	code, out, stderr = runCLI(t, "bench", "http", "--suite", "downloads", "--servers", "copy", "--big-size", "0", "--small-files", "5",
+		"--conns", "1", "--duration", "100ms", "--warmup", "0s", "--nginx", "off", "--json")
+	var small benchhttp.Report
+	if code != ExitOK || json.Unmarshal(out, &small) != nil || len(small.Rows) != 1 || small.Rows[0].Workload != benchhttp.WorkloadSmall || small.BigSize != 0 {
+		t.Fatalf("--big-size 0: exit %d: %s\n%s", code, out, stderr)
+	}
 	for _, bad := range [][]string{
 		{"--suite", "uploads"}, {"--servers", "lighttpd"}, {"--conns", "0"}, {"--duration", "0s"},
 		{"--suite", "responses", "--servers", "copy"}, {"--big-size", "0", "--small-files", "0"},
