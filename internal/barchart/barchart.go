@@ -115,6 +115,7 @@ func Panel(title string, titleSize font.Length, ticks []plot.Tick, bars []Bar) *
 	p.Title.Padding = 0.25 * vg.Centimeter
 
 	p.X.Min = 0
+	p.X.Tick.Marker = roundTicks{}
 	p.X.Tick.Label.Font = font.From(Font, 9)
 	p.X.Padding = 0
 
@@ -141,6 +142,23 @@ func Panel(title string, titleSize font.Length, ticks []plot.Tick, bars []Bar) *
 	}
 	p.X.Max *= 1.03 // the longest bar or whisker stops short of the edge
 	return p
+}
+
+// roundTicks are plot's default ticks with labels of large values
+// printed as whole numbers ("25000", not "25000.00").
+type roundTicks struct{}
+
+func (roundTicks) Ticks(lo, hi float64) []plot.Tick {
+	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
+	if math.Max(math.Abs(lo), math.Abs(hi)) < 1000 {
+		return ticks
+	}
+	for i, t := range ticks {
+		if t.Label != "" && t.Value == math.Trunc(t.Value) {
+			ticks[i].Label = fmt.Sprintf("%.0f", t.Value)
+		}
+	}
+	return ticks
 }
 
 // Bar is one horizontal bar at Y position Y (rows are one unit apart),

@@ -18,7 +18,11 @@ func newBenchCmd() *cobra.Command {
 		Short: "Measure spate's I/O paths on this machine",
 		Long: `Measure spate's I/O paths on this machine, with reproducible reports.
 
-  spate bench io   mmap vs pread vs bufio vs stream reads of big files`,
+  spate bench io      mmap vs pread vs bufio vs stream reads of big files
+  spate bench query   the standard queries on generated (or your) logs
+  spate bench write   write vs bufio vs writev vs mmap appends, with and without fsync
+  spate bench ingest  a load generator for spate serve's ingestion
+  spate bench http    handler buffering and file downloads (sendfile, bufio, mmap) against nginx`,
 	}
 	cmd.AddCommand(newBenchIOCmd(), newBenchIOChildCmd(), newBenchQueryCmd(), newBenchQueryChildCmd(), newBenchWriteCmd(), newBenchWriteChildCmd(), newBenchIngestCmd(), newBenchHTTPCmd(), newBenchHTTPServerCmd())
 	return cmd
