@@ -61,9 +61,9 @@ disk and CPU time.
 Every round runs in a fresh child process, so peak RSS and page faults are
 that run's own. Every run touches every byte (it counts lines). Rows:
   mmap        the file mapped window by window (bounded RSS)
-  mmap-whole  the whole file mapped at once (the write-ups' mmap)
+  mmap-whole  the whole file mapped at once (the usual mmap reader)
   pread       parallel pread of fixed chunks into page-aligned buffers
-  bufio       bufio.Reader (4 MiB buffer) into 8 MiB chunks (the write-ups' baseline)
+  bufio       bufio.Reader (4 MiB buffer) into 8 MiB chunks (the usual baseline)
   stream      a read-ahead goroutine (what stdin, pipes and .gz/.zst use)
   ceiling     raw bytes.Count over a fresh mapping of the whole file, split
               across the workers, page faults included: the machine's
@@ -85,7 +85,7 @@ round, so you can see how much was really evicted).`,
   # your own file, warm cache only, 3 rounds, with a chart
   spate bench io --cache warm --repeat 3 --chart io.svg /var/log/app.ndjson
 
-  # the write-ups' setting: GC off, 2 GiB sample, Markdown for a README
+  # GC off, a 2 GiB sample, Markdown for a README
   spate bench io --size 2GiB --gogc off --markdown
 
   # compare two builds with benchstat
@@ -103,7 +103,7 @@ round, so you can see how much was really evicted).`,
 	f.Var(&o.mmapWindow, "mmap-window", "bytes mapped at a time by the windowed mmap strategy (0 = 64MiB)")
 	f.IntVar(&o.repeat, "repeat", 5, "rounds per row, each in a fresh process")
 	f.StringVar(&o.cache, "cache", "warm,cold", "cache states to measure: warm, cold or both")
-	f.StringVar(&o.gogc, "gogc", "", `GOGC for the measured processes, e.g. "off" as the write-ups used (default: unset, Go's 100)`)
+	f.StringVar(&o.gogc, "gogc", "", `GOGC for the measured processes, e.g. "off" (default: unset, Go's 100)`)
 	f.StringVar(&o.work, "work", "lines", "work done on every chunk: lines (count lines, touching every byte)")
 	f.StringVar(&o.tmpDir, "tmpdir", "", "directory for the generated sample (default: the system temp dir); it is removed afterwards")
 	f.BoolVar(&o.asJSON, "json", false, "print the report as JSON")

@@ -89,7 +89,7 @@ The defaults take about 6 minutes: 6 + 9 servers, 3 connection counts,
 		Example: `  # everything, with a chart
   spate bench http --chart http.svg
 
-  # the write-ups' claims: bufio.Writer in a handler, and io.Copy vs bufio.Reader
+  # bufio.Writer in a handler, and io.Copy against bufio.Reader
   spate bench http --suite responses --servers direct,bufio-4k --conns 10
   spate bench http --suite downloads --servers copy,bufio-reader,nginx --conns 10
 

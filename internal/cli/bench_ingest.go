@@ -110,7 +110,7 @@ sending to reading the reply; peak RSS in MB (1e6 bytes).`,
 		Example: `  # spawn spate serve with fsync per batch, 8 clients for 10s
   spate bench ingest
 
-  # the issue's check: ingest against the best fsync-per-batch file writer
+  # ingest against the best fsync-per-batch file writer
   spate bench ingest --fsync batch --compare-write
 
   # exactly 1 GiB of logs, gzip-compressed, 16 clients, as JSON
@@ -557,7 +557,7 @@ func runCompareWrite(ctx context.Context, exe string, o *benchIngestOpts, res *b
 	return w, nil
 }
 
-// ingestWriteGoal is the issue's bar for ingest MB/s over the best writer's
+// ingestWriteGoal is spate's bar for ingest MB/s over the best writer's
 // with fsync per batch.
 const ingestWriteGoal = 0.5
 
@@ -586,7 +586,7 @@ func writeBenchIngestTable(w io.Writer, rep *benchIngestReport) error {
 			if c.Ratio < ingestWriteGoal {
 				verdict = "not met"
 			}
-			fmt.Fprintf(w, "; the issue asks at least %.2f with fsync per batch: %s", ingestWriteGoal, verdict)
+			fmt.Fprintf(w, "; spate aims for at least %.2f with fsync per batch: %s", ingestWriteGoal, verdict)
 		}
 		fmt.Fprintln(w)
 	}

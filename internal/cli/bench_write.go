@@ -70,7 +70,7 @@ to 64 MiB for mmap's preallocation); it refuses to start otherwise.`,
 		Example: `  # all writers, all fsync modes, 64 MiB of 100-byte records
   spate bench write
 
-  # the write-ups' comparison, 3 runs per row, with a chart
+  # 3 runs per row, with a chart
   spate bench write --fsync none --repeat 3 --chart write.svg
 
   # 1 KiB records, batches of 100, on the disk you care about

@@ -1,10 +1,7 @@
 package cli
 
 import (
-	"context"
 	"os"
-	"os/signal"
-	"syscall"
 	"testing"
 )
 
@@ -15,11 +12,7 @@ const mainEnv = "SPATE_CLI_TEST_AS_MAIN"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(mainEnv) == "1" {
-		// As cmd/spate does: SIGINT and SIGTERM cancel the context.
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		code := Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-		stop()
-		os.Exit(code)
+		os.Exit(Main(os.Args[1:])) // as cmd/spate does
 	}
 	os.Exit(m.Run())
 }

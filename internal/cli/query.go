@@ -12,6 +12,7 @@ import (
 	"runtime/pprof"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -46,6 +47,7 @@ type queryOptions struct {
 	now         string
 	tenant      string
 	stdin       io.Reader
+	stdinTTY    bool
 	stdoutTTY   bool
 }
 
@@ -67,7 +69,7 @@ candidates are parsed, by several workers at once.
 Inputs are files, directories (read recursively, in name order, hidden
 files left out), globs and
 "-" for stdin; .gz and .zst files are decompressed. With no input, stdin is
-read. A spate serve data directory (--data DIR) is read as a store, also
+read (unless it is a terminal). A spate serve data directory (--data DIR) is read as a store, also
 while the server writes it: the segments of one tenant (--tenant, default
 0:0), each once and only as far as its acknowledged lines, skipping those
 whose metadata puts them outside the query's top-level _time range or
@@ -115,7 +117,13 @@ by fields and _time buckets with offset), top, uniq, extract,
 extract_regexp, unpack_json, unpack_logfmt, math, format, len, unroll,
 field_names, field_values, facets. Anything else is refused by name.
 
-Exit status: 0 ok, 1 query or runtime error, 2 usage error.`,
+On a terminal, a progress bar on stderr shows bytes read, GB/s and ETA;
+it is removed before the first result is written to the same terminal.
+With no input and a terminal on stdin, spate query says so and exits
+instead of waiting for typing ("-" reads the terminal until Ctrl-D).
+
+Exit status: 0 ok, 1 query or runtime error, 2 usage error, 130 interrupted
+(Ctrl-C or SIGTERM; a read that cannot see the signal is given a second).`,
 		Example: `  # count errors in a 2 GiB file
   spate query 'level:error | stats count()' app.ndjson
 
@@ -143,6 +151,10 @@ Exit status: 0 ok, 1 query or runtime error, 2 usage error.`,
 				opts.progress = isTerminal(cmd.ErrOrStderr())
 			}
 			opts.stdoutTTY = isTerminal(cmd.OutOrStdout())
+			if in := cmd.InOrStdin(); in != os.Stdin {
+				opts.stdin = in
+			}
+			opts.stdinTTY = isTerminalFile(cmd.InOrStdin())
 			return runQuery(cmd.Context(), opts, args[0], args[1:], cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
@@ -173,8 +185,11 @@ Exit status: 0 ok, 1 query or runtime error, 2 usage error.`,
 // flight count as mapped file pages).
 const queryMmapWindow = 32 << 20
 
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+func isTerminal(w io.Writer) bool { return isTerminalFile(w) }
+
+// isTerminalFile reports whether v is an *os.File open on a terminal.
+func isTerminalFile(v any) bool {
+	f, ok := v.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
@@ -211,7 +226,11 @@ func runQuery(ctx context.Context, opts queryOptions, text string, args []string
 			format = "table"
 		}
 	}
-	printer, err := output.New(format, stdout)
+	// The progress bar lives on stderr; when stdout is the same terminal,
+	// the first byte of results removes it for good, so that its redraws
+	// never land among the rows.
+	guard := &barGuard{w: stdout}
+	printer, err := output.New(format, guard)
 	if err != nil {
 		return usagef("invalid --format: %v", err)
 	}
@@ -224,9 +243,15 @@ func runQuery(ctx context.Context, opts queryOptions, text string, args []string
 		return err
 	}
 	defer store.Close()
+	if len(args) == 0 && opts.stdinTTY {
+		return usagef("no input: give files, directories or globs after the query, or pipe logs in (kubectl logs deploy/api | spate query '...'); \"-\" reads the terminal")
+	}
 	inputs, total, err := expandInputs(args, store)
 	if err != nil {
 		return err
+	}
+	if opts.stdinTTY && slices.Contains(inputs, "-") {
+		fmt.Fprintln(stderr, "spate: reading logs from the terminal; Ctrl-D ends them")
 	}
 	if opts.tenant != "" && store.Snapshots() == 0 {
 		return usagef("--tenant reads spate serve data directories, and no input is one")
@@ -267,6 +292,9 @@ func runQuery(ctx context.Context, opts queryOptions, text string, args []string
 	var stopProgress func()
 	if opts.progress {
 		stopProgress = startProgress(ctx, stderr, &done, total)
+		if opts.stdoutTTY {
+			guard.stop = stopProgress // results to a file keep the bar
+		}
 	}
 	if opts.cpuProfile != "" {
 		f, err := os.Create(opts.cpuProfile)
@@ -472,8 +500,26 @@ func walkDir(dir string, add func(string, int64)) (int, error) {
 	return n, nil
 }
 
+// barGuard passes writes on to w, calling stop (once, if set) before the
+// first.
+type barGuard struct {
+	w    io.Writer
+	once sync.Once
+	stop func()
+}
+
+func (g *barGuard) Write(p []byte) (int, error) {
+	g.once.Do(func() {
+		if g.stop != nil {
+			g.stop()
+		}
+	})
+	return g.w.Write(p)
+}
+
 // startProgress draws a progress bar on w (bytes done, %, GB/s, ETA) fed by
-// done until the returned function is called.
+// done until the returned function is called; calling it again does
+// nothing.
 func startProgress(ctx context.Context, w io.Writer, done *atomic.Int64, total int64) func() {
 	p := mpb.NewWithContext(ctx, mpb.WithOutput(w), mpb.WithRefreshRate(150*time.Millisecond), mpb.WithAutoRefresh())
 	var bar *mpb.Bar
@@ -508,9 +554,12 @@ func startProgress(ctx context.Context, w io.Writer, done *atomic.Int64, total i
 			}
 		}
 	}()
+	var once sync.Once
 	return func() {
-		close(stop)
-		<-finished
-		p.Wait()
+		once.Do(func() {
+			close(stop)
+			<-finished
+			p.Wait()
+		})
 	}
 }

@@ -14,9 +14,10 @@ import (
 
 // Exit codes returned by Run.
 const (
-	ExitOK      = 0 // success
-	ExitFailure = 1 // a runtime or query error
-	ExitUsage   = 2 // bad flags or arguments
+	ExitOK          = 0   // success
+	ExitFailure     = 1   // a runtime or query error
+	ExitUsage       = 2   // bad flags or arguments
+	ExitInterrupted = 130 // stopped by Ctrl-C (SIGINT) or SIGTERM, as shells report it
 )
 
 // usageError marks an error as a usage problem (exit code 2).
@@ -40,6 +41,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		return ExitOK
 	}
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		// Stopped by a signal: no "context canceled" error to puzzle over.
+		fmt.Fprintln(stderr, "spate: interrupted")
+		return ExitInterrupted
+	}
 	fmt.Fprintf(stderr, "spate: %v\n", err)
 	var ue usageError
 	if errors.As(err, &ue) || isCobraUsageError(err) {
@@ -55,13 +61,17 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 		Long: `spate reads big log files with the fastest I/O paths Go has.
 
   spate query    filter and aggregate NDJSON and plain-text logs with LogsQL
-  spate serve    ingest NDJSON over HTTP into durable segment files
+  spate serve    ingest logs over HTTP into durable segment files, query
+                 them as VictoriaLogs, serve files and take resumable uploads
+  spate get      download with parallel ranged, resumable, verified requests
   spate gen      make deterministic, realistic NDJSON/CSV/logfmt log data
-  spate bench io measure mmap, pread, bufio and stream reads on your machine
+  spate bench    measure reads, writes, queries, ingestion and HTTP serving
   spate demo     run the above on a cached sample and show what to try next`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       versionLine(),
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
