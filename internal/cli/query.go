@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,6 +28,7 @@ import (
 	"github.com/spate-io/spate/internal/query"
 	"github.com/spate-io/spate/internal/segment"
 	"github.com/spate-io/spate/internal/storescan"
+	"github.com/spate-io/spate/internal/timeparse"
 )
 
 // queryOptions are the flags of `spate query`.
@@ -46,6 +49,8 @@ type queryOptions struct {
 	stats       bool
 	now         string
 	tenant      string
+	tz          string
+	timeFormat  string
 	stdin       io.Reader
 	stdinTTY    bool
 	stdoutTTY   bool
@@ -76,8 +81,15 @@ whose metadata puts them outside the query's top-level _time range or
 stream filters (--stats says how many). Each line is a log: a JSON object (nested objects flatten to dotted
 names: http.ua), or plain text whose _msg is the whole line. _msg comes from
 the first of _msg, msg, message, log; _time from _time, ts, time, timestamp,
-@timestamp (RFC 3339 or Unix s/ms/us/ns) unless --msg-field/--time-field say
-otherwise. Invalid JSON, invalid UTF-8 and binary lines are read as plain
+@timestamp unless --msg-field/--time-field say otherwise. Time values are
+read whatever their shape: RFC 3339 and its relatives (a space for the T,
+any fraction after '.' or ',', a zone of Z, +HH:MM, +HHMM, +HH or none),
+Unix seconds/ms/us/ns (numbers or strings, the unit from the magnitude),
+nginx/Apache "10/Oct/2026:13:55:36 -0700" and syslog "Oct 11 22:14:15".
+Values without a zone are wall times in --tz (default: local, as
+VictoriaLogs reads them); --time-format reads one shape only. A value that
+cannot be read keeps its line and its field (the row has no _time); they
+are counted and the first is named on stderr with file:line. Invalid JSON, invalid UTF-8 and binary lines are read as plain
 text and counted (see --stats); lines longer than --max-line-size are
 skipped, counted and named on stderr; nothing is skipped silently.
 
@@ -162,6 +174,8 @@ Exit status: 0 ok, 1 query or runtime error, 2 usage error, 130 interrupted
 	fl.StringVar(&opts.format, "format", "", "output format: ndjson, json, csv or table (default: table for stats-like results on a terminal, else ndjson)")
 	fl.StringVar(&opts.msgField, "msg-field", "", "field that holds the message (_msg); default: the first of _msg, msg, message, log")
 	fl.StringVar(&opts.timeField, "time-field", "", "field that holds the time (_time); default: the first of _time, ts, time, timestamp, @timestamp")
+	fl.StringVar(&opts.tz, "tz", "Local", `time zone of time values that name none ("2026-11-24 20:00:00", syslog): Local, UTC, an IANA name such as Europe/Berlin, or an offset such as +05:30`)
+	fl.StringVar(&opts.timeFormat, "time-format", "auto", "how to read time values: auto (detect each), rfc3339, unix, unix_s, unix_ms, unix_us, unix_ns, clf, syslog, or a Go layout such as '2006-01-02 15:04:05.000'")
 	fl.IntVar(&opts.workers, "workers", 0, "goroutines scanning in parallel (count; default 0: one per CPU, GOMAXPROCS)")
 	fl.StringVar(&opts.strategy, "strategy", "auto", "read strategy: auto, mmap, pread, bufio or stream (see spate bench io)")
 	fl.Var(&chunk, "chunk-size", "bytes per work item, e.g. 1MiB (default 0: the strategy's own)")
@@ -257,10 +271,20 @@ func runQuery(ctx context.Context, opts queryOptions, text string, args []string
 		return usagef("--tenant reads spate serve data directories, and no input is one")
 	}
 
+	loc, err := parseTZ(opts.tz)
+	if err != nil {
+		return usagef("invalid --tz: %v", err)
+	}
+	layout, err := timeparse.ParseLayout(opts.timeFormat)
+	if err != nil {
+		return usagef("invalid --time-format: %v", err)
+	}
 	var done atomic.Int64
 	qopts := query.Options{
 		MsgField:    opts.msgField,
 		TimeField:   opts.timeField,
+		TimeZone:    loc,
+		TimeFormat:  layout,
 		Now:         now,
 		MaxMemory:   opts.maxMemory,
 		GroupMemory: opts.groupMemory,
@@ -324,6 +348,14 @@ func runQuery(ctx context.Context, opts queryOptions, text string, args []string
 		}
 		fmt.Fprintln(stderr)
 	}
+	if b := st.FirstBadTime; b != nil {
+		where := fmt.Sprintf("%s at byte %d", b.Name, b.Offset)
+		if n, ok := lineNumber(b.Name, b.Offset); ok {
+			where = fmt.Sprintf("%s:%d", b.Name, n)
+		}
+		fmt.Fprintf(stderr, "spate: %s time values could not be read (--time-format %s, --tz %s); their rows have no _time and keep the value in its field; the first, in %s: %s=%q\n",
+			formatThousands(st.BadTimes), layout, opts.tz, where, b.Field, b.Value)
+	}
 	if st.BadLines > 0 && !opts.stats {
 		fmt.Fprintf(stderr, "spate: %s lines were not valid JSON (or not valid UTF-8) and were read as plain text; --stats shows counts\n", formatThousands(st.BadLines))
 	}
@@ -335,6 +367,68 @@ func runQuery(ctx context.Context, opts queryOptions, text string, args []string
 		}
 	}
 	return err
+}
+
+// parseTZ reads --tz: Local, UTC, an IANA zone name, or a fixed offset
+// (+05:30, -0800, +02).
+func parseTZ(s string) (*time.Location, error) {
+	switch s {
+	case "", "Local", "local":
+		return time.Local, nil
+	case "UTC", "utc", "Z":
+		return time.UTC, nil
+	}
+	if s[0] == '+' || s[0] == '-' {
+		d := strings.ReplaceAll(s[1:], ":", "")
+		if len(d) == 2 {
+			d += "00"
+		}
+		if len(d) == 4 {
+			h, err1 := strconv.Atoi(d[:2])
+			m, err2 := strconv.Atoi(d[2:])
+			if err1 == nil && err2 == nil && h <= 23 && m <= 59 {
+				off := h*3600 + m*60
+				if s[0] == '-' {
+					off = -off
+				}
+				return time.FixedZone(s, off), nil
+			}
+		}
+		return nil, fmt.Errorf("offset %q: want ±HH:MM, ±HHMM or ±HH", s)
+	}
+	loc, err := time.LoadLocation(s)
+	if err != nil {
+		return nil, fmt.Errorf("unknown time zone %q (want Local, UTC, an IANA name such as Europe/Berlin, or an offset such as +05:30)", s)
+	}
+	return loc, nil
+}
+
+// lineNumber returns the 1-based line number of the line that starts at
+// byte offset of the named input, when that is cheap to find: a regular,
+// uncompressed file read up to the offset (at most 4 GiB).
+func lineNumber(name string, offset int64) (int64, bool) {
+	if name == "-" || strings.HasSuffix(name, ".gz") || strings.HasSuffix(name, ".zst") || offset > 4<<30 {
+		return 0, false
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() || fi.Size() < offset {
+		return 0, false
+	}
+	buf := make([]byte, 1<<20)
+	n := int64(1)
+	for left := offset; left > 0; {
+		k, err := f.Read(buf[:min(int64(len(buf)), left)])
+		n += int64(bytes.Count(buf[:k], []byte{'\n'}))
+		left -= int64(k)
+		if err != nil {
+			return 0, false
+		}
+	}
+	return n, true
 }
 
 // endsInStats reports whether q's result is a small aggregate best shown as

@@ -210,3 +210,32 @@ func TestQueryGroupMemory(t *testing.T) {
 		t.Fatalf("missing --temp-dir: exit %d, stderr %q", code, stderr)
 	}
 }
+
+// TestQueryTimeFlags: --tz and --time-format reach the engine, a value no
+// format reads is named once with file:line, and bad flags are usage
+// errors.
+func TestQueryTimeFlags(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.ndjson")
+	if err := os.WriteFile(path, []byte(`{"ts":"2026-11-24 20:00:00","msg":"a"}
+{"ts":"yesterday","msg":"b"}
+{"ts":"yesterday too","msg":"c"}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := runCLI(t, "query", "--tz", "+05:30", "*", path)
+	if code != ExitOK || !strings.Contains(string(out), `"_time":"2026-11-24T14:30:00Z"`) || !strings.Contains(string(out), `"ts":"yesterday"`) {
+		t.Fatalf("exit %d: %s\n%s", code, out, stderr)
+	}
+	if strings.Count(stderr, "could not be read") != 1 || !strings.Contains(stderr, "2 time values") || !strings.Contains(stderr, path+`:2: ts="yesterday"`) {
+		t.Fatalf("stderr: %s", stderr)
+	}
+	code, out, _ = runCLI(t, "query", "--time-format", "2006-01-02 15:04:05", "--tz", "UTC", "_time:>=2026-11-24T20:00:00Z", path)
+	if code != ExitOK || strings.Count(string(out), "\n") != 1 {
+		t.Fatalf("--time-format: exit %d: %s", code, out)
+	}
+	for _, bad := range [][]string{{"--tz", "Mars/Base"}, {"--tz", "+25:00"}, {"--time-format", "%Y-%m-%d"}} {
+		if code, _, stderr := runCLI(t, append(append([]string{"query"}, bad...), "*", path)...); code != ExitUsage {
+			t.Errorf("%v: exit %d: %s", bad, code, stderr)
+		}
+	}
+}

@@ -31,6 +31,9 @@ type Stats struct {
 	BadLines   int64 // lines that start like JSON but are not valid JSON (read as plain text)
 	PlainLines int64 // lines that are not JSON objects (read as plain text)
 	BadTimes   int64 // JSON logs whose time field could not be parsed (they have no _time)
+	// FirstBadTime is where the first of the BadTimes is (the earliest in
+	// input order among those the workers saw first), nil when none.
+	FirstBadTime *BadTime
 	// EarlyRejected counts parsed lines that the filter rejected as soon as
 	// it had their fields, before reading the rest of the line: they were
 	// not checked for bad JSON past that point (the answer is exact either
@@ -116,6 +119,17 @@ type workerState struct {
 	lines   int64
 	matched int64
 	parsed  int64
+	badTime *BadTime // the worker's first, when noted
+}
+
+// BadTime is a time value that could not be parsed: where, in which field,
+// and the value.
+type BadTime struct {
+	Input  int    // index of the input
+	Name   string // input name
+	Offset int64  // byte offset of the line (decompressed)
+	Field  string
+	Value  string
 }
 
 // mergeable is a barrier processor: each worker fills its own, then they are
@@ -308,7 +322,11 @@ func (e *executor) scanLiteral(w *workerState, c *fileread.Chunk) error {
 func (e *executor) line(w *workerState, c *fileread.Chunk, line []byte, off int64) error {
 	w.arena.reset()
 	w.parsed++
-	if !w.rb.build(line, &w.row) || !w.filter.match(&w.row) {
+	ok := w.rb.build(line, &w.row)
+	if w.badTime == nil && w.rb.badTime != "" {
+		w.badTime = &BadTime{Input: c.Input, Name: c.Name, Offset: off, Field: w.rb.badTimeField, Value: w.rb.badTime}
+	}
+	if !ok || !w.filter.match(&w.row) {
 		return nil
 	}
 	w.matched++
@@ -412,6 +430,10 @@ func (e *executor) stats() Stats {
 		st.BadLines += w.rb.badLines
 		st.PlainLines += w.rb.plainLines
 		st.BadTimes += w.rb.badTimes
+		if b := w.badTime; b != nil && (st.FirstBadTime == nil || b.Input < st.FirstBadTime.Input ||
+			b.Input == st.FirstBadTime.Input && b.Offset < st.FirstBadTime.Offset) {
+			st.FirstBadTime = b
+		}
 		st.EarlyRejected += w.rb.earlyLines
 	}
 	if e.stopped.Load() {

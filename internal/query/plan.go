@@ -5,6 +5,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/spate-io/spate/internal/timeparse"
 )
 
 // Options configures a query run. The zero value means defaults.
@@ -13,6 +15,13 @@ type Options struct {
 	// Empty means auto-detect per line: _msg from _msg, msg, message, log;
 	// _time from _time, ts, time, timestamp, @timestamp (first present).
 	MsgField, TimeField string
+	// TimeZone is where time values without a zone are wall times
+	// ("2026-11-24 20:00:00", syslog and CLF without an offset); nil
+	// means time.Local, as VictoriaLogs reads them. TimeFormat reads time
+	// values one way instead of detecting their shape (--time-format);
+	// the zero Layout detects (timeparse.ParseIn).
+	TimeZone   *time.Location
+	TimeFormat timeparse.Layout
 	// Now is the time relative _time filters were resolved against; only
 	// used for explanations. Zero means time.Now().
 	Now time.Time

@@ -3,6 +3,7 @@ package query
 import (
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spate-io/spate/internal/logstream"
 	"github.com/spate-io/spate/internal/ndjson"
@@ -107,6 +108,8 @@ type recordBuilder struct {
 	needTimeTx bool // the _time text is needed as a field
 	msgFields  []string
 	timeFields []string
+	timeLoc    *time.Location   // zone of time values without one
+	timeLayout timeparse.Layout // how time values are read
 	arena      *arena
 	// With Options.StoreFields: whether _stream and _stream_id are needed,
 	// and the _stream_id of the stream {} in the tenant.
@@ -130,6 +133,9 @@ type recordBuilder struct {
 	badLines   int64 // lines that start like JSON but are not valid
 	plainLines int64 // lines that are not JSON objects (plain text)
 	badTimes   int64 // JSON logs whose time field could not be parsed
+	// badTime is the first value counted in badTimes (a copy) and
+	// badTimeField its field, for the report; the executor adds where.
+	badTime, badTimeField string
 	earlyLines int64 // lines the filter rejected before their end (see build)
 }
 
@@ -142,6 +148,11 @@ func newRecordBuilder(p *plan, a *arena) *recordBuilder {
 		msgFields:  defaultMsgFields,
 		timeFields: defaultTimeFields,
 		arena:      a,
+		timeLoc:    p.opts.TimeZone,
+		timeLayout: p.opts.TimeFormat,
+	}
+	if b.timeLoc == nil {
+		b.timeLoc = time.Local
 	}
 	if p.opts.MsgField != "" {
 		b.msgFields = []string{p.opts.MsgField}
@@ -368,13 +379,20 @@ func (b *recordBuilder) build(line []byte, r *Row) bool {
 		}
 	}
 	if b.needTime && tm != "" {
-		if ns, ok := timeparse.Parse(tm); ok {
+		if ns, ok := b.timeLayout.Parse(tm, b.timeLoc); ok {
 			r.Time, r.HasTime = ns, true
 			if b.needTimeTx {
 				r.Set("_time", b.arena.take(timeparse.AppendRFC3339(b.arena.appendBuf(40), ns)))
 				r.HasTime = true
 			}
 		} else {
+			// Kept as it is, under its own name: the row has no _time.
+			if b.needTimeTx || b.need.has(timeName) {
+				r.Set(timeName, tm)
+			}
+			if b.badTimes == 0 {
+				b.badTime, b.badTimeField = strings.Clone(tm), timeName
+			}
 			b.badTimes++
 		}
 	}

@@ -21,17 +21,48 @@ import (
 // field is named, most preferred first. Callers must not modify it.
 var DefaultFields = []string{"_time", "ts", "time", "timestamp", "@timestamp"}
 
-// Parse parses a log's time value: RFC 3339 with any offset and fraction,
-// or a Unix timestamp (a JSON number's text or a numeric string) whose unit
-// is guessed from its magnitude as VictoriaLogs does: seconds below 1e10
-// (fractions allowed), milliseconds below 1e13, microseconds below 1e16,
-// else nanoseconds. It returns Unix nanoseconds.
-func Parse(s string) (int64, bool) {
+// Parse is ParseIn with the local time zone (as VictoriaLogs reads values
+// without a zone).
+func Parse(s string) (int64, bool) { return ParseIn(s, time.Local) }
+
+// ParseIn parses a log's time value and returns Unix nanoseconds. It
+// takes, detected from the value's shape:
+//   - RFC 3339 and its common relatives: a 'T', 't' or space between date
+//     and time, a fraction after '.' or ',' of any length (truncated to
+//     nanoseconds), and a zone of Z, ±HH:MM, ±HHMM, ±HH or none; a value
+//     without a zone is a wall time in loc ("2026-11-24 20:00:00",
+//     Python's "2026-11-24 20:00:00,123");
+//   - a Unix timestamp (a JSON number's text or a numeric string) whose
+//     unit is guessed from its magnitude as VictoriaLogs does: seconds
+//     below 1e10 (fractions allowed), milliseconds below 1e13,
+//     microseconds below 1e16, else nanoseconds;
+//   - the Common Log Format of nginx and Apache, "10/Oct/2026:13:55:36
+//     -0700" (without the zone: loc);
+//   - syslog's RFC 3164 "Oct 11 22:14:15" (also "Oct  1 ..." and a
+//     fraction), a wall time in loc in the year that puts it no more than
+//     a day after now.
+//
+// The fast path (RFC 3339 with a 'T', 'Z' or ±HH:MM) does not allocate;
+// nor do the others, for a loc without daylight-saving lookups cached by
+// the time package.
+func ParseIn(s string, loc *time.Location) (int64, bool) {
 	if len(s) == 0 {
 		return 0, false
 	}
-	if c := s[0]; c >= '0' && c <= '9' && len(s) >= 20 && s[4] == '-' {
-		return ParseRFC3339(s)
+	c := s[0]
+	switch {
+	case c >= '0' && c <= '9' && len(s) >= 19 && s[4] == '-':
+		if ns, ok := parseRFC3339Fast(s); ok {
+			return ns, true
+		}
+		if ns, ok := parseISO(s, loc); ok {
+			return ns, true
+		}
+		return parseRFC3339Slow(s) // years at the ends of the range
+	case c >= '0' && c <= '9' && len(s) >= 20 && s[2] == '/' && s[6] == '/':
+		return parseCLF(s, loc)
+	case (c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z') && len(s) >= 15 && s[3] == ' ':
+		return parseSyslog(s, loc, time.Now())
 	}
 	return parseUnix(s)
 }
@@ -47,9 +78,21 @@ func MeansNow(v []byte) bool {
 // parseUnix parses a Unix timestamp in s, ms, µs or ns, guessed from the
 // magnitude of its integer part. Decimal fractions are exact to the
 // nanosecond (truncated past it); exponents go through float64.
-func parseUnix(s string) (int64, bool) {
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-		unit := unitOf(n)
+func parseUnix(s string) (int64, bool) { return parseUnixIn(s, 0) }
+
+// parseUnixIn is parseUnix in a fixed unit (ns per unit), or guessed from
+// the magnitude when unit is 0.
+func parseUnixIn(s string, fixed int64) (int64, bool) {
+	unitFor := func(n int64) int64 {
+		if fixed > 0 {
+			return fixed
+		}
+		return unitOf(n)
+	}
+	if strings.IndexByte(s, '.') >= 0 {
+		// Not an integer: skip ParseInt, whose error allocates.
+	} else if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		unit := unitFor(n)
 		if unit > 1 && (n > math.MaxInt64/unit || n < math.MinInt64/unit) {
 			return 0, false
 		}
@@ -61,7 +104,7 @@ func parseUnix(s string) (int64, bool) {
 		if err != nil {
 			return 0, false
 		}
-		unit := unitOf(ip)
+		unit := unitFor(ip)
 		if unit > 1 && (ip > math.MaxInt64/unit || ip < math.MinInt64/unit) {
 			return 0, false
 		}
@@ -84,7 +127,7 @@ func parseUnix(s string) (int64, bool) {
 	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || math.Abs(f) >= 9.2e18 {
 		return 0, false
 	}
-	unit := unitOf(int64(f))
+	unit := unitFor(int64(f))
 	ns := f * float64(unit)
 	if math.Abs(ns) >= 9.2e18 {
 		return 0, false
@@ -116,10 +159,18 @@ func unitOf(n int64) int64 {
 // or 't' may stand for the 'T') without allocating; anything else falls back
 // to time.Parse with time.RFC3339Nano. It returns Unix nanoseconds.
 func ParseRFC3339(s string) (int64, bool) {
-	// Fast path: the fixed-width layout.
+	if ns, ok := parseRFC3339Fast(s); ok {
+		return ns, true
+	}
+	return parseRFC3339Slow(s)
+}
+
+// parseRFC3339Fast is ParseRFC3339's fixed-width layout, without the
+// fallback: false for anything else.
+func parseRFC3339Fast(s string) (int64, bool) {
 	if len(s) < 20 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') ||
 		s[13] != ':' || s[16] != ':' {
-		return parseRFC3339Slow(s)
+		return 0, false
 	}
 	year, ok1 := bytesutil.ParseDigits(s[0:4])
 	month, ok2 := bytesutil.ParseDigits(s[5:7])
@@ -130,7 +181,7 @@ func ParseRFC3339(s string) (int64, bool) {
 	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6) || month < 1 || month > 12 || day < 1 ||
 		day > daysIn(month, year) || hour > 23 || minute > 59 || sec > 59 ||
 		year <= 1678 || year >= 2261 {
-		return parseRFC3339Slow(s)
+		return 0, false
 	}
 	i := 19
 	var frac int64
@@ -146,7 +197,7 @@ func ParseRFC3339(s string) (int64, bool) {
 			i++
 		}
 		if i == start {
-			return parseRFC3339Slow(s)
+			return 0, false
 		}
 	}
 	var off int64
@@ -156,14 +207,14 @@ func ParseRFC3339(s string) (int64, bool) {
 		oh, ok1 := bytesutil.ParseDigits(s[i+1 : i+3])
 		om, ok2 := bytesutil.ParseDigits(s[i+4 : i+6])
 		if !ok1 || !ok2 || oh > 23 || om > 59 {
-			return parseRFC3339Slow(s)
+			return 0, false
 		}
 		off = int64(oh*3600+om*60) * 1e9
 		if s[i] == '-' {
 			off = -off
 		}
 	default:
-		return parseRFC3339Slow(s)
+		return 0, false
 	}
 	days := daysFromCivil(year, month, day)
 	ns := (days*86400+int64(hour*3600+minute*60+sec))*1e9 + frac - off

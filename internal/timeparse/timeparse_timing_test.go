@@ -11,6 +11,10 @@ func BenchmarkParse(b *testing.B) {
 		{"unix_s", "1767323045"},
 		{"unix_ms", "1767323045123"},
 		{"unix_float", "1767323045.123"},
+		{"no_zone", "2026-01-02 03:04:05.123"},
+		{"python", "2026-01-02 03:04:05,123"},
+		{"clf", "02/Jan/2026:03:04:05 -0700"},
+		{"syslog", "Jan  2 03:04:05"},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.SetBytes(int64(len(bc.s)))

@@ -1,0 +1,77 @@
+package query_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/spate-io/spate/internal/fileread"
+	"github.com/spate-io/spate/internal/query"
+	"github.com/spate-io/spate/internal/timeparse"
+)
+
+// TestTimeFormats: the common time formats become _time in the zone of
+// Options.TimeZone; a value no format reads keeps its line and its field,
+// is counted, and the first is named with its place.
+func TestTimeFormats(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.ndjson")
+	lines := `{"ts":"2026-11-24 20:00:00","msg":"iso no zone"}
+{"time":"10/Oct/2026:13:55:36 -0700","msg":"clf"}
+{"timestamp":"2026-11-24 20:00:00,250","msg":"python"}
+plain text line
+{"ts":"yesterday","msg":"bad one"}
+{"ts":1767323045123,"msg":"unix ms"}
+{"_time":"Tuesday","msg":"bad two"}
+`
+	if err := os.WriteFile(path, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		t.Skip("no tzdata")
+	}
+	cfg := fileread.Config{Strategy: fileread.Bufio, Workers: 2, ChunkSize: 64}
+	rows, st, err := runEngine(t, `*`, path, cfg, query.Options{TimeZone: berlin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []map[string]string{
+		{"_time": "2026-11-24T19:00:00Z", "_msg": "iso no zone"},
+		{"_time": "2026-10-10T20:55:36Z", "_msg": "clf"},
+		{"_time": "2026-11-24T19:00:00.25Z", "_msg": "python"},
+		{"_msg": "plain text line"},
+		{"_msg": "bad one", "ts": "yesterday"},
+		{"_time": "2026-01-02T03:04:05.123Z", "_msg": "unix ms"},
+		{"_msg": "bad two", "_time": "Tuesday"},
+	}
+	if len(rows) != len(want) {
+		t.Fatalf("%d rows, want %d: %v", len(rows), len(want), rows)
+	}
+	for i := range want {
+		for k, v := range want[i] {
+			if rows[i][k] != v {
+				t.Errorf("row %d: %s=%q, want %q (%v)", i, k, rows[i][k], v, rows[i])
+			}
+		}
+	}
+	b := st.FirstBadTime
+	if st.BadTimes != 2 || b == nil || b.Name != path || b.Field != "ts" || b.Value != "yesterday" || b.Offset != int64(len(`{"ts":"2026-11-24 20:00:00","msg":"iso no zone"}
+{"time":"10/Oct/2026:13:55:36 -0700","msg":"clf"}
+{"timestamp":"2026-11-24 20:00:00,250","msg":"python"}
+plain text line
+`)) {
+		t.Fatalf("bad times %d, first %+v", st.BadTimes, b)
+	}
+	// A time filter sees the zone: 20:00 in Berlin is 19:00 UTC.
+	rows, _, err = runEngine(t, `_time:[2026-11-24T19:00:00Z, 2026-11-24T19:00:01Z) | stats count() n`, path, cfg, query.Options{TimeZone: berlin})
+	if err != nil || len(rows) != 1 || rows[0]["n"] != "2" {
+		t.Fatalf("time filter: %v %v", rows, err)
+	}
+	// A fixed layout reads only what it describes.
+	ms, _ := timeparse.ParseLayout("unix_ms")
+	_, st, err = runEngine(t, `*`, path, cfg, query.Options{TimeFormat: ms})
+	if err != nil || st.BadTimes != 5 {
+		t.Fatalf("unix_ms: %d bad times, %v", st.BadTimes, err)
+	}
+}
