@@ -136,7 +136,7 @@ type recordBuilder struct {
 	// badTime is the first value counted in badTimes (a copy) and
 	// badTimeField its field, for the report; the executor adds where.
 	badTime, badTimeField string
-	earlyLines int64 // lines the filter rejected before their end (see build)
+	earlyLines            int64 // lines the filter rejected before their end (see build)
 }
 
 func newRecordBuilder(p *plan, a *arena) *recordBuilder {
