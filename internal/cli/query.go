@@ -348,6 +348,18 @@ func runQuery(ctx context.Context, opts queryOptions, text string, args []string
 		}
 		fmt.Fprintln(stderr)
 	}
+	for _, r := range st.Renamed {
+		what, flag := "message", "--msg-field"
+		if r.Became == "_time" {
+			what, flag = "time", "--time-field"
+		}
+		lines := "lines"
+		if r.Lines == 1 {
+			lines = "line"
+		}
+		fmt.Fprintf(stderr, "spate: the query names %q, which is the %s field (%s) of %s %s and so not a field of its own there, as in VictoriaLogs; write %s instead, or choose the %s field with %s\n",
+			r.Name, what, r.Became, formatThousands(r.Lines), lines, r.Became, what, flag)
+	}
 	if b := st.FirstBadTime; b != nil {
 		where := fmt.Sprintf("%s at byte %d", b.Name, b.Offset)
 		if n, ok := lineNumber(b.Name, b.Offset); ok {

@@ -239,3 +239,18 @@ func TestQueryTimeFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestQueryRenamedField: naming a field that became _msg says so.
+func TestQueryRenamedField(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.ndjson")
+	if err := os.WriteFile(path, []byte(`{"log":"error: disk full"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := runCLI(t, "query", "log:error", path)
+	if code != ExitOK || len(out) != 0 || !strings.Contains(stderr, `names "log", which is the message field (_msg) of 1 line`) {
+		t.Fatalf("exit %d: %q\n%s", code, out, stderr)
+	}
+	if code, out, stderr := runCLI(t, "query", "_msg:error", path); code != ExitOK || len(out) == 0 || strings.Contains(stderr, "names") {
+		t.Fatalf("_msg: exit %d: %q\n%s", code, out, stderr)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,6 +35,10 @@ type Stats struct {
 	// FirstBadTime is where the first of the BadTimes is (the earliest in
 	// input order among those the workers saw first), nil when none.
 	FirstBadTime *BadTime
+	// Renamed lists fields the query names that became _msg or _time in
+	// some lines (msg, log, ts, ...): in those lines they are not fields
+	// of their own, as in VictoriaLogs.
+	Renamed []Renamed
 	// EarlyRejected counts parsed lines that the filter rejected as soon as
 	// it had their fields, before reading the rest of the line: they were
 	// not checked for bad JSON past that point (the answer is exact either
@@ -120,6 +125,13 @@ type workerState struct {
 	matched int64
 	parsed  int64
 	badTime *BadTime // the worker's first, when noted
+}
+
+// Renamed is a field the query names that became Became (_msg or _time)
+// in Lines lines.
+type Renamed struct {
+	Name, Became string
+	Lines        int64
 }
 
 // BadTime is a time value that could not be parsed: where, in which field,
@@ -430,6 +442,17 @@ func (e *executor) stats() Stats {
 		st.BadLines += w.rb.badLines
 		st.PlainLines += w.rb.plainLines
 		st.BadTimes += w.rb.badTimes
+		for i, became := range [2]string{"_msg", "_time"} {
+			c := w.rb.renamed[i]
+			if c.lines == 0 {
+				continue
+			}
+			if j := slices.IndexFunc(st.Renamed, func(r Renamed) bool { return r.Became == became }); j >= 0 {
+				st.Renamed[j].Lines += c.lines
+			} else {
+				st.Renamed = append(st.Renamed, Renamed{Name: c.name, Became: became, Lines: c.lines})
+			}
+		}
 		if b := w.badTime; b != nil && (st.FirstBadTime == nil || b.Input < st.FirstBadTime.Input ||
 			b.Input == st.FirstBadTime.Input && b.Offset < st.FirstBadTime.Offset) {
 			st.FirstBadTime = b

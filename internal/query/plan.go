@@ -93,6 +93,7 @@ type plan struct {
 	post    []Pipe
 
 	need     fieldSet // log fields the query reads
+	named    []string // fields the query names in its filter and pipes
 	needTime bool     // the parsed _time is needed (time filters, buckets)
 
 	// literal is a byte string every matching line contains (before JSON
@@ -169,6 +170,15 @@ func newPlan(q *Query, opts Options) (*plan, error) {
 		}
 	}
 	filterNeeds(q.Filter, &need, &p.needTime)
+	// The fields the query names itself: the same walk from an output
+	// that needs nothing.
+	var named fieldSet
+	for j := len(q.Pipes) - 1; j >= 0; j-- {
+		named = pipeNeeds(q.Pipes[j], named)
+	}
+	var nt bool
+	filterNeeds(q.Filter, &named, &nt)
+	p.named = named.names
 	for _, pp := range q.Pipes {
 		if pipeNeedsTime(pp) {
 			p.needTime = true

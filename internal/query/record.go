@@ -130,13 +130,31 @@ type recordBuilder struct {
 	byToken [32]tokenClass
 
 	// Counters, read by the executor after the scan.
-	badLines   int64 // lines that start like JSON but are not valid
-	plainLines int64 // lines that are not JSON objects (plain text)
-	badTimes   int64 // JSON logs whose time field could not be parsed
+	badLines   int64    // lines that start like JSON but are not valid
+	plainLines int64    // lines that are not JSON objects (plain text)
+	badTimes   int64    // JSON logs whose time field could not be parsed
+	named      []string // plan.named
+	// renamed counts the lines where a field the query names became _msg
+	// ([0]) or _time ([1]).
+	renamed [2]renamedCount
 	// badTime is the first value counted in badTimes (a copy) and
 	// badTimeField its field, for the report; the executor adds where.
 	badTime, badTimeField string
 	earlyLines            int64 // lines the filter rejected before their end (see build)
+}
+
+// renamedCount counts lines whose field name became _msg or _time; name is
+// the first such field.
+type renamedCount struct {
+	name  string
+	lines int64
+}
+
+func (c *renamedCount) add(name string) {
+	if c.lines == 0 {
+		c.name = name
+	}
+	c.lines++
 }
 
 func newRecordBuilder(p *plan, a *arena) *recordBuilder {
@@ -148,6 +166,7 @@ func newRecordBuilder(p *plan, a *arena) *recordBuilder {
 		msgFields:  defaultMsgFields,
 		timeFields: defaultTimeFields,
 		arena:      a,
+		named:      p.named,
 		timeLoc:    p.opts.TimeZone,
 		timeLayout: p.opts.TimeFormat,
 	}
@@ -369,6 +388,14 @@ func (b *recordBuilder) build(line []byte, r *Row) bool {
 			msg = missingMsg
 		}
 		r.Set("_msg", msg)
+	}
+	// A field the query names that became _msg or _time is not a field of
+	// the row (VictoriaLogs' model): count it, so the user hears of it.
+	if msgName != "" && msgName != "_msg" && slices.Contains(b.named, msgName) {
+		b.renamed[0].add(msgName)
+	}
+	if timeName != "" && timeName != "_time" && slices.Contains(b.named, timeName) {
+		b.renamed[1].add(timeName)
 	}
 	if (b.needStream || b.needStreamID) && r.index("_stream") < 0 {
 		if b.needStream {

@@ -75,3 +75,31 @@ plain text line
 		t.Fatalf("unix_ms: %d bad times, %v", st.BadTimes, err)
 	}
 }
+
+// TestRenamedFields: a field the query names that became _msg or _time is
+// counted per line, so the CLI can say so; answers stay VictoriaLogs'.
+func TestRenamedFields(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.ndjson")
+	if err := os.WriteFile(path, []byte(`{"log":"error: disk full","ts":"2026-01-01T00:00:00Z"}
+{"msg":"ok","log":"error: x"}
+{"log":"fine"}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := fileread.Config{Strategy: fileread.Bufio, Workers: 2, ChunkSize: 64}
+	rows, st, err := runEngine(t, `log:error | fields log, ts`, path, cfg, query.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 || rows[0]["log"] != "error: x" {
+		t.Fatalf("rows %v", rows)
+	}
+	// (The third line has no "error": the prefilter skips it unparsed.)
+	want := []query.Renamed{{Name: "log", Became: "_msg", Lines: 1}, {Name: "ts", Became: "_time", Lines: 1}}
+	if len(st.Renamed) != 2 || st.Renamed[0] != want[0] || st.Renamed[1] != want[1] {
+		t.Fatalf("renamed %+v, want %+v", st.Renamed, want)
+	}
+	if _, st, _ := runEngine(t, `log:error`, path, cfg, query.Options{MsgField: "msg"}); len(st.Renamed) != 0 {
+		t.Fatalf("with --msg-field msg: renamed %+v", st.Renamed)
+	}
+}
