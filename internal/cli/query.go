@@ -51,6 +51,8 @@ type queryOptions struct {
 	tenant      string
 	tz          string
 	timeFormat  string
+	inputFormat string
+	binary      bool
 	stdin       io.Reader
 	stdinTTY    bool
 	stdoutTTY   bool
@@ -79,7 +81,14 @@ while the server writes it: the segments of one tenant (--tenant, default
 0:0), each once and only as far as its acknowledged lines, skipping those
 whose metadata puts them outside the query's top-level _time range or
 stream filters (--stats says how many). Each line is a log: a JSON object (nested objects flatten to dotted
-names: http.ua), or plain text whose _msg is the whole line. _msg comes from
+names: http.ua), or plain text whose _msg is the whole line. Files of
+logfmt (level=info msg="a b") and of CSV or TSV with a header line are
+read as fields too: the format is guessed per file from its first 64 KiB
+(--input-format forces one; stdin is JSON or plain text unless forced).
+Files with a NUL byte in their first 64 KiB are binary and skipped with a
+warning, as ripgrep does (--binary reads them); a file that cannot be
+read is named on stderr and skipped, the rest is read, and the exit
+status is 1. _msg comes from
 the first of _msg, msg, message, log; _time from _time, ts, time, timestamp,
 @timestamp unless --msg-field/--time-field say otherwise. Time values are
 read whatever their shape: RFC 3339 and its relatives (a space for the T,
@@ -174,6 +183,8 @@ Exit status: 0 ok, 1 query or runtime error, 2 usage error, 130 interrupted
 	fl.StringVar(&opts.format, "format", "", "output format: ndjson, json, csv or table (default: table for stats-like results on a terminal, else ndjson)")
 	fl.StringVar(&opts.msgField, "msg-field", "", "field that holds the message (_msg); default: the first of _msg, msg, message, log")
 	fl.StringVar(&opts.timeField, "time-field", "", "field that holds the time (_time); default: the first of _time, ts, time, timestamp, @timestamp")
+	fl.StringVar(&opts.inputFormat, "input-format", "auto", "how lines become fields: auto (guessed per file from its first 64 KiB), json (JSON objects; other lines plain text), logfmt, csv or tsv (with a header line), plain")
+	fl.BoolVar(&opts.binary, "binary", false, "read files with a NUL byte in their first 64 KiB too (default: skipped with a warning, as ripgrep does)")
 	fl.StringVar(&opts.tz, "tz", "Local", `time zone of time values that name none ("2026-11-24 20:00:00", syslog): Local, UTC, an IANA name such as Europe/Berlin, or an offset such as +05:30`)
 	fl.StringVar(&opts.timeFormat, "time-format", "auto", "how to read time values: auto (detect each), rfc3339, unix, unix_s, unix_ms, unix_us, unix_ns, clf, syslog, or a Go layout such as '2006-01-02 15:04:05.000'")
 	fl.IntVar(&opts.workers, "workers", 0, "goroutines scanning in parallel (count; default 0: one per CPU, GOMAXPROCS)")
@@ -264,6 +275,17 @@ func runQuery(ctx context.Context, opts queryOptions, text string, args []string
 	if err != nil {
 		return err
 	}
+	sniffed, err := sniffInputs(inputs, opts.inputFormat, opts.binary, store, stderr)
+	if err != nil {
+		return err
+	}
+	if len(sniffed.names) == 0 && len(inputs) > 0 {
+		if sniffed.skipped > 0 {
+			return fmt.Errorf("no input could be read (%d skipped, named above)", sniffed.skipped)
+		}
+		return nil // only binary files: nothing to read, as ripgrep
+	}
+	inputs = sniffed.names
 	if opts.stdinTTY && slices.Contains(inputs, "-") {
 		fmt.Fprintln(stderr, "spate: reading logs from the terminal; Ctrl-D ends them")
 	}
@@ -281,19 +303,20 @@ func runQuery(ctx context.Context, opts queryOptions, text string, args []string
 	}
 	var done atomic.Int64
 	qopts := query.Options{
-		MsgField:    opts.msgField,
-		TimeField:   opts.timeField,
-		TimeZone:    loc,
-		TimeFormat:  layout,
-		Now:         now,
-		MaxMemory:   opts.maxMemory,
-		GroupMemory: opts.groupMemory,
-		TempDir:     opts.tempDir,
-		Approx:      opts.approx,
-		CountLines:  opts.stats,
-		Progress:    &done,
-		AccountID:   tenant.AccountID,
-		ProjectID:   tenant.ProjectID,
+		MsgField:     opts.msgField,
+		TimeField:    opts.timeField,
+		TimeZone:     loc,
+		TimeFormat:   layout,
+		InputFormats: sniffed.formats,
+		Now:          now,
+		MaxMemory:    opts.maxMemory,
+		GroupMemory:  opts.groupMemory,
+		TempDir:      opts.tempDir,
+		Approx:       opts.approx,
+		CountLines:   opts.stats,
+		Progress:     &done,
+		AccountID:    tenant.AccountID,
+		ProjectID:    tenant.ProjectID,
 		// Lines stored without a stream read as _stream {}, as spate serve
 		// answers them, when every input is a store segment.
 		StoreFields: len(inputs) > 0 && store.Holds(inputs),
@@ -370,6 +393,9 @@ func runQuery(ctx context.Context, opts queryOptions, text string, args []string
 	}
 	if st.BadLines > 0 && !opts.stats {
 		fmt.Fprintf(stderr, "spate: %s lines were not valid JSON (or not valid UTF-8) and were read as plain text; --stats shows counts\n", formatThousands(st.BadLines))
+	}
+	if sniffed.skipped > 0 && err == nil {
+		err = fmt.Errorf("%d of the inputs could not be read (named above); the rest were", sniffed.skipped)
 	}
 	if opts.stats {
 		printQueryStats(stderr, st)

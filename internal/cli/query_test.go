@@ -254,3 +254,47 @@ func TestQueryRenamedField(t *testing.T) {
 		t.Fatalf("_msg: exit %d: %q\n%s", code, out, stderr)
 	}
 }
+
+// TestQueryInputFormats: csv, tsv and logfmt files are recognised per
+// file, binary files are skipped with a warning (read with --binary), an
+// unreadable file is named and skipped while the rest is read, and the
+// exit status says so.
+func TestQueryInputFormats(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	csv := write("a.csv", "ts,level,msg\n2026-01-01T00:00:00Z,error,\"disk full, again\"\n2026-01-01T00:00:01Z,info,ok\n")
+	tsv := write("b.tsv", "ts\tlevel\tmsg\n2026-01-01T00:00:02Z\terror\tno route\n")
+	lf := write("c.log", "ts=2026-01-01T00:00:03Z level=error msg=\"timeout\"\nts=2026-01-01T00:00:04Z level=info msg=fine\n")
+	bin := write("d.bin", "level=error \x00\x01\x02\n")
+	code, out, stderr := runCLI(t, "query", "level:error | fields _time, _msg", csv, tsv, lf, bin)
+	want := `{"_time":"2026-01-01T00:00:00Z","_msg":"disk full, again"}
+{"_time":"2026-01-01T00:00:02Z","_msg":"no route"}
+{"_time":"2026-01-01T00:00:03Z","_msg":"timeout"}
+`
+	if code != ExitOK || string(out) != want || !strings.Contains(stderr, bin+": binary file") {
+		t.Fatalf("exit %d:\n%s\nwant:\n%s\nstderr: %s", code, out, want, stderr)
+	}
+	if code, out, _ := runCLI(t, "query", "--binary", "error", bin); code != ExitOK || !strings.Contains(string(out), `level=error`) {
+		t.Fatalf("--binary: exit %d: %s", code, out)
+	}
+	// Forced: the csv file read as plain text has its header as a row.
+	if code, out, _ := runCLI(t, "query", "--input-format", "plain", "* | stats count() n", csv); code != ExitOK || string(out) != "{\"n\":\"3\"}\n" {
+		t.Fatalf("plain: exit %d: %s", code, out)
+	}
+	// /proc/self/mem is a regular file that cannot be read at offset 0.
+	if _, err := os.Stat("/proc/self/mem"); err == nil {
+		code, out, stderr := runCLI(t, "query", "* | stats count() n", "/proc/self/mem", lf)
+		if code != ExitFailure || string(out) != "{\"n\":\"2\"}\n" || !strings.Contains(stderr, "/proc/self/mem: ") || !strings.Contains(stderr, "1 of the inputs could not be read") {
+			t.Fatalf("unreadable: exit %d: %s\n%s", code, out, stderr)
+		}
+	}
+	if code, _, _ := runCLI(t, "query", "--input-format", "xml", "*", csv); code != ExitUsage {
+		t.Fatalf("--input-format xml: exit %d", code)
+	}
+}

@@ -334,7 +334,11 @@ func (e *executor) scanLiteral(w *workerState, c *fileread.Chunk) error {
 func (e *executor) line(w *workerState, c *fileread.Chunk, line []byte, off int64) error {
 	w.arena.reset()
 	w.parsed++
-	ok := w.rb.build(line, &w.row)
+	var f *InputFormat
+	if c.Input < len(e.p.opts.InputFormats) {
+		f = &e.p.opts.InputFormats[c.Input]
+	}
+	ok := w.rb.buildAs(f, line, off, &w.row)
 	if w.badTime == nil && w.rb.badTime != "" {
 		w.badTime = &BadTime{Input: c.Input, Name: c.Name, Offset: off, Field: w.rb.badTimeField, Value: w.rb.badTime}
 	}

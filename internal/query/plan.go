@@ -2,6 +2,7 @@ package query
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -22,6 +23,10 @@ type Options struct {
 	// the zero Layout detects (timeparse.ParseIn).
 	TimeZone   *time.Location
 	TimeFormat timeparse.Layout
+	// InputFormats says how the lines of each input become fields, by
+	// input index; inputs past its end (and a nil slice) are read as
+	// JSON objects or plain text (FormatJSON).
+	InputFormats []InputFormat
 	// Now is the time relative _time filters were resolved against; only
 	// used for explanations. Zero means time.Now().
 	Now time.Time
@@ -186,7 +191,11 @@ func newPlan(q *Query, opts Options) (*plan, error) {
 	}
 	p.need = need
 
-	if lit := requiredLiteral(q.Filter); len(lit) > 0 {
+	lit := requiredLiteral(q.Filter)
+	if strings.IndexByte(lit, '"') >= 0 && slices.ContainsFunc(opts.InputFormats, func(f InputFormat) bool { return f.Kind == FormatCSV }) {
+		lit = "" // CSV doubles quotes: the raw line need not hold the literal
+	}
+	if len(lit) > 0 {
 		p.literal = []byte(lit)
 		p.escapeProbe = []byte(`\u`)
 		if strings.ContainsAny(lit, "\"\\/") || strings.IndexFunc(lit, func(r rune) bool { return r < 0x20 }) >= 0 {

@@ -134,6 +134,8 @@ type recordBuilder struct {
 	plainLines int64    // lines that are not JSON objects (plain text)
 	badTimes   int64    // JSON logs whose time field could not be parsed
 	named      []string // plan.named
+	kv         []Field  // scratch of buildAs
+	vals       []string // scratch of buildAs
 	// renamed counts the lines where a field the query names became _msg
 	// ([0]) or _time ([1]).
 	renamed [2]renamedCount
@@ -383,6 +385,14 @@ func (b *recordBuilder) build(line []byte, r *Row) bool {
 		b.plain(line, r)
 		return true
 	}
+	b.finish(r, msg, msgName, tm, timeName)
+	return true
+}
+
+// finish sets what every structured log gets after its fields: _msg (the
+// winning message candidate's value msg, from field msgName), the stream
+// fields of stores, and _time from tm (field timeName).
+func (b *recordBuilder) finish(r *Row, msg, msgName, tm, timeName string) {
 	if b.needMsg {
 		if msg == "" {
 			msg = missingMsg
@@ -423,7 +433,6 @@ func (b *recordBuilder) build(line []byte, r *Row) bool {
 			b.badTimes++
 		}
 	}
-	return true
 }
 
 // rejectEarly notes that the line set the needed field name; once it has

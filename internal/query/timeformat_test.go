@@ -1,8 +1,11 @@
 package query_test
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -101,5 +104,58 @@ func TestRenamedFields(t *testing.T) {
 	}
 	if _, st, _ := runEngine(t, `log:error`, path, cfg, query.Options{MsgField: "msg"}); len(st.Renamed) != 0 {
 		t.Fatalf("with --msg-field msg: renamed %+v", st.Renamed)
+	}
+}
+
+// TestInputFormats: logfmt and csv inputs become fields (msg and ts
+// candidates as for JSON), the csv header is no row, with small chunks
+// across workers too.
+func TestInputFormats(t *testing.T) {
+	dir := t.TempDir()
+	csvPath, lfPath := filepath.Join(dir, "a.csv"), filepath.Join(dir, "a.log")
+	var csv, lf strings.Builder
+	csv.WriteString("ts,level,service,msg,latency_ms\n")
+	for i := range 500 {
+		fmt.Fprintf(&csv, "2026-01-01T00:00:%02dZ,%s,svc%d,\"done, %d\",%d\n", i%60, []string{"info", "error"}[i%2], i%3, i, i)
+		fmt.Fprintf(&lf, "ts=2026-01-01T00:00:%02dZ level=%s service=svc%d msg=\"done %d\" latency_ms=%d\n", i%60, []string{"info", "error"}[i%2], i%3, i, i)
+	}
+	os.WriteFile(csvPath, []byte(csv.String()), 0o644)
+	os.WriteFile(lfPath, []byte(lf.String()), 0o644)
+	opts := query.Options{InputFormats: []query.InputFormat{
+		{Kind: query.FormatCSV, Comma: ',', Header: []string{"ts", "level", "service", "msg", "latency_ms"}},
+		{Kind: query.FormatLogfmt},
+	}}
+	for _, cfg := range []fileread.Config{{Strategy: fileread.Bufio, Workers: 1}, {Strategy: fileread.Pread, Workers: 2, ChunkSize: 256}} {
+		q, err := query.Parse(`level:error | stats by (service) count() n, sum(latency_ms) s | sort by (service)`, diffNow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s rowsSink
+		st, err := query.Run(context.Background(), q, []string{csvPath, lfPath}, cfg, opts, &s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Errors are the odd i: 250 per file, sums over odd i by i%3.
+		want := map[string][2]int{}
+		for i := 1; i < 500; i += 2 {
+			w := want[fmt.Sprintf("svc%d", i%3)]
+			want[fmt.Sprintf("svc%d", i%3)] = [2]int{w[0] + 2, w[1] + 2*i}
+		}
+		if len(s.rows) != 3 {
+			t.Fatalf("%+v: rows %v", cfg, s.rows)
+		}
+		for _, r := range s.rows {
+			w := want[r["service"]]
+			if r["n"] != fmt.Sprint(w[0]) || r["s"] != fmt.Sprint(w[1]) {
+				t.Errorf("%+v: %v, want n=%d s=%d", cfg, r, w[0], w[1])
+			}
+		}
+		if st.BadTimes != 0 || st.BadLines != 0 {
+			t.Errorf("%+v: bad times %d, bad lines %d", cfg, st.BadTimes, st.BadLines)
+		}
+	}
+	rows, _, err := runEngine(t, `"done, 7" | fields _time, _msg, service`, csvPath, fileread.Config{Strategy: fileread.Bufio}, opts)
+	if err != nil || len(rows) != 1 || rows[0]["_msg"] != "done, 7" || rows[0]["_time"] != "2026-01-01T00:00:07Z" || rows[0]["service"] != "svc1" {
+		t.Fatalf("csv row: %v %v", rows, err)
 	}
 }
