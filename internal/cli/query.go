@@ -82,8 +82,9 @@ while the server writes it: the segments of one tenant (--tenant, default
 whose metadata puts them outside the query's top-level _time range or
 stream filters (--stats says how many). Each line is a log: a JSON object (nested objects flatten to dotted
 names: http.ua), or plain text whose _msg is the whole line. Files of
-logfmt (level=info msg="a b") and of CSV or TSV with a header line are
-read as fields too: the format is guessed per file from its first 64 KiB
+logfmt (level=info msg="a b"), of CSV or TSV with a header line, and of
+syslog (RFC 5424 or 3164; fields named as VictoriaLogs' unpack_syslog
+names them: hostname, app_name, proc_id, level, ...) are read as fields too: the format is guessed per file from its first 64 KiB
 (--input-format forces one; stdin is JSON or plain text unless forced).
 Files with a NUL byte in their first 64 KiB are binary and skipped with a
 warning, as ripgrep does (--binary reads them); a file that cannot be
@@ -183,7 +184,7 @@ Exit status: 0 ok, 1 query or runtime error, 2 usage error, 130 interrupted
 	fl.StringVar(&opts.format, "format", "", "output format: ndjson, json, csv or table (default: table for stats-like results on a terminal, else ndjson)")
 	fl.StringVar(&opts.msgField, "msg-field", "", "field that holds the message (_msg); default: the first of _msg, msg, message, log")
 	fl.StringVar(&opts.timeField, "time-field", "", "field that holds the time (_time); default: the first of _time, ts, time, timestamp, @timestamp")
-	fl.StringVar(&opts.inputFormat, "input-format", "auto", "how lines become fields: auto (guessed per file from its first 64 KiB), json (JSON objects; other lines plain text), logfmt, csv or tsv (with a header line), plain")
+	fl.StringVar(&opts.inputFormat, "input-format", "auto", "how lines become fields: auto (guessed per file from its first 64 KiB), json (JSON objects; other lines plain text), logfmt, csv or tsv (with a header line), syslog (RFC 5424 or 3164), plain")
 	fl.BoolVar(&opts.binary, "binary", false, "read files with a NUL byte in their first 64 KiB too (default: skipped with a warning, as ripgrep does)")
 	fl.StringVar(&opts.tz, "tz", "Local", `time zone of time values that name none ("2026-11-24 20:00:00", syslog): Local, UTC, an IANA name such as Europe/Berlin, or an offset such as +05:30`)
 	fl.StringVar(&opts.timeFormat, "time-format", "auto", "how to read time values: auto (detect each), rfc3339, unix, unix_s, unix_ms, unix_us, unix_ns, clf, syslog, or a Go layout such as '2006-01-02 15:04:05.000'")
@@ -558,6 +559,7 @@ func expandInputs(args []string, store *storescan.Inputs) ([]string, int64, erro
 			if len(matches) == 0 {
 				return nil, 0, fmt.Errorf("%s: no files match", a)
 			}
+			sortRotated(matches)
 			for _, m := range matches {
 				mfi, err := os.Stat(m)
 				if err != nil {
@@ -624,7 +626,7 @@ func walkDir(dir string, add func(string, int64)) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	slices.Sort(paths)
+	sortRotated(paths)
 	for _, p := range paths {
 		add(p, sizes[p])
 		n++

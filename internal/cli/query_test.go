@@ -272,16 +272,22 @@ func TestQueryInputFormats(t *testing.T) {
 	tsv := write("b.tsv", "ts\tlevel\tmsg\n2026-01-01T00:00:02Z\terror\tno route\n")
 	lf := write("c.log", "ts=2026-01-01T00:00:03Z level=error msg=\"timeout\"\nts=2026-01-01T00:00:04Z level=info msg=fine\n")
 	bin := write("d.bin", "level=error \x00\x01\x02\n")
-	code, out, stderr := runCLI(t, "query", "level:error | fields _time, _msg", csv, tsv, lf, bin)
+	sys := write("e.syslog", "<11>1 2026-01-01T00:00:05Z web01 nginx 12 - - upstream gone\n<14>1 2026-01-01T00:00:06Z web01 nginx 12 - - fine\n")
+	code, out, stderr := runCLI(t, "query", "level:error | fields _time, _msg", csv, tsv, lf, bin, sys)
 	want := `{"_time":"2026-01-01T00:00:00Z","_msg":"disk full, again"}
 {"_time":"2026-01-01T00:00:02Z","_msg":"no route"}
 {"_time":"2026-01-01T00:00:03Z","_msg":"timeout"}
+{"_time":"2026-01-01T00:00:05Z","_msg":"upstream gone"}
 `
 	if code != ExitOK || string(out) != want || !strings.Contains(stderr, bin+": binary file") {
 		t.Fatalf("exit %d:\n%s\nwant:\n%s\nstderr: %s", code, out, want, stderr)
 	}
 	if code, out, _ := runCLI(t, "query", "--binary", "error", bin); code != ExitOK || !strings.Contains(string(out), `level=error`) {
 		t.Fatalf("--binary: exit %d: %s", code, out)
+	}
+	// The header is no log, also for the count-only path.
+	if code, out, _ := runCLI(t, "query", "* | stats count() n", csv); code != ExitOK || string(out) != "{\"n\":\"2\"}\n" {
+		t.Fatalf("csv count: exit %d: %s", code, out)
 	}
 	// Forced: the csv file read as plain text has its header as a row.
 	if code, out, _ := runCLI(t, "query", "--input-format", "plain", "* | stats count() n", csv); code != ExitOK || string(out) != "{\"n\":\"3\"}\n" {

@@ -19,7 +19,7 @@ import (
 const sniffBytes = 64 << 10
 
 // inputFormats are the values of --input-format.
-var inputFormats = []string{"auto", "json", "logfmt", "csv", "tsv", "plain"}
+var inputFormats = []string{"auto", "json", "logfmt", "csv", "tsv", "syslog", "plain"}
 
 // sniffedInputs is what sniffInputs kept.
 type sniffedInputs struct {
@@ -44,6 +44,8 @@ func sniffInputs(names []string, spec string, readBinary bool, store *storescan.
 		forced.Kind = query.FormatLogfmt
 	case "plain":
 		forced.Kind = query.FormatPlain
+	case "syslog":
+		forced.Kind = query.FormatSyslog
 	case "csv", "tsv":
 		forced.Kind = query.FormatCSV
 		forced.Comma = ','

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/spate-io/spate/internal/syslogline"
 )
 
 // Input format kinds (InputFormat.Kind).
@@ -12,6 +14,7 @@ const (
 	FormatLogfmt = "logfmt" // key=value pairs
 	FormatCSV    = "csv"    // separated values named by a header line
 	FormatPlain  = "plain"  // every line is plain text (_msg)
+	FormatSyslog = "syslog" // RFC 5424 or RFC 3164 lines, fields as VictoriaLogs names them
 )
 
 // InputFormat says how the lines of one input become fields.
@@ -77,6 +80,9 @@ func (b *recordBuilder) buildAs(f *InputFormat, line []byte, off int64, r *Row) 
 			}
 			b.kv = append(b.kv, Field{Name: name, Value: v})
 		}
+	case FormatSyslog:
+		b.kv = b.kv[:0]
+		syslogline.Parse(s, b.addKV)
 	default: // FormatPlain
 		b.plainLines++
 		b.plain(line, r)
@@ -84,6 +90,11 @@ func (b *recordBuilder) buildAs(f *InputFormat, line []byte, off int64, r *Row) 
 	}
 	b.fields(b.kv, r)
 	return true
+}
+
+// addKV appends a pair to b.kv.
+func (b *recordBuilder) addKV(name, value string) {
+	b.kv = append(b.kv, Field{Name: name, Value: value})
 }
 
 // fields sets a structured log's fields from kv (names and values valid
@@ -248,6 +259,15 @@ func Sniff(head []byte) (f InputFormat, binary bool) {
 	}
 	if 2*json >= len(lines) {
 		return InputFormat{}, false
+	}
+	sys := 0
+	for _, l := range lines {
+		if syslogline.Looks(l) {
+			sys++
+		}
+	}
+	if 5*sys >= 4*len(lines) {
+		return InputFormat{Kind: FormatSyslog}, false
 	}
 	if f, ok := sniffCSV(lines); ok {
 		return f, false

@@ -57,6 +57,8 @@ func TestSniff(t *testing.T) {
 		{"one header line", "a,b,c\n", "json", false},
 		{"binary", "ELF\x00\x01\x02\n", "json", true},
 		{"prose with =", "x=1 happened today after lunch\nand then more\n", "json", false},
+		{"syslog 3164", "Nov  5 09:01:02 web01 nginx[1234]: upstream timed out\nNov  5 09:01:03 web01 cron[1]: x=1 y=2 z=3\n", "syslog", false},
+		{"syslog 5424", "<165>1 2026-06-03T17:42:32Z h app 1 ID - a\n<14>1 2026-06-03T17:42:33Z h app 1 ID - b\n", "syslog", false},
 	} {
 		f, binary := Sniff([]byte(c.head))
 		if f.String() != c.want || binary != c.binary {

@@ -195,6 +195,9 @@ func newPlan(q *Query, opts Options) (*plan, error) {
 	if strings.IndexByte(lit, '"') >= 0 && slices.ContainsFunc(opts.InputFormats, func(f InputFormat) bool { return f.Kind == FormatCSV }) {
 		lit = "" // CSV doubles quotes: the raw line need not hold the literal
 	}
+	if slices.ContainsFunc(opts.InputFormats, func(f InputFormat) bool { return f.Kind == FormatSyslog }) {
+		lit = "" // syslog fields are derived (level from <PRI>): not in the raw line
+	}
 	if len(lit) > 0 {
 		p.literal = []byte(lit)
 		p.escapeProbe = []byte(`\u`)
@@ -212,7 +215,9 @@ func newPlan(q *Query, opts Options) (*plan, error) {
 		}
 	}
 
-	if st, ok := p.barrier.(*PipeStats); ok && len(p.pre) == 0 && len(st.By) == 0 && isFilterAll(q.Filter) {
+	// (Not over csv inputs: their header line is no log.)
+	csv := slices.ContainsFunc(opts.InputFormats, func(f InputFormat) bool { return f.Kind == FormatCSV })
+	if st, ok := p.barrier.(*PipeStats); ok && len(p.pre) == 0 && len(st.By) == 0 && isFilterAll(q.Filter) && !csv {
 		p.countOnly = true
 		for _, f := range st.Funcs {
 			if f.Name != "count" || f.If != nil || !(len(f.Fields) == 0 || (len(f.Fields) == 1 && f.Fields[0] == "*")) {
