@@ -86,6 +86,10 @@ logfmt (level=info msg="a b"), of CSV or TSV with a header line, and of
 syslog (RFC 5424 or 3164; fields named as VictoriaLogs' unpack_syslog
 names them: hostname, app_name, proc_id, level, ...) are read as fields too: the format is guessed per file from its first 64 KiB
 (--input-format forces one; stdin is JSON or plain text unless forced).
+Lines with a timestamp in front ("TIME {json}" from kubectl --timestamps,
+"TIME stdout F {json}" from CRI log files) keep their JSON and take that
+time as _time when they have none; plain text that starts with an RFC
+3339 time gets it as _time (its _msg stays the whole line).
 Files with a NUL byte in their first 64 KiB are binary and skipped with a
 warning, as ripgrep does (--binary reads them); a file that cannot be
 read is named on stderr and skipped, the rest is read, and the exit

@@ -1,6 +1,7 @@
 package query
 
 import (
+	"bytes"
 	"slices"
 	"strings"
 	"time"
@@ -335,6 +336,9 @@ func (b *recordBuilder) build(line []byte, r *Row) bool {
 			i++
 		}
 		if i == len(line) || line[i] != '{' {
+			if b.prefixed(line, r) {
+				return true
+			}
 			b.plainLines++
 			b.plain(line, r)
 			return true
@@ -433,6 +437,64 @@ func (b *recordBuilder) finish(r *Row, msg, msgName, tm, timeName string) {
 			b.badTimes++
 		}
 	}
+}
+
+// prefixed reads a line that a container runtime or kubectl put a
+// timestamp in front of: "TIME {json}" (kubectl logs --timestamps) or
+// "TIME stdout F {json}" (CRI log files, /var/log/containers), the rest
+// being JSON or text; and plain text that starts with an RFC 3339 time and
+// a space. The rest becomes the row as a line of its own would (plain
+// text without the CRI prefix keeps its whole line as _msg);
+// TIME becomes its _time when it has none (else the field timestamp), and
+// the CRI stream and tag the fields stream and logtag. It reports false,
+// leaving r alone, for a line without such a prefix.
+func (b *recordBuilder) prefixed(line []byte, r *Row) bool {
+	if len(line) < 21 || line[4] != '-' || line[10] != 'T' || line[0] < '0' || line[0] > '9' {
+		return false
+	}
+	sp := bytes.IndexByte(line[:min(len(line), 40)], ' ')
+	if sp < 20 {
+		return false
+	}
+	ns, ok := timeparse.ParseIn(unsafeString(line[:sp]), b.timeLoc)
+	if !ok {
+		return false
+	}
+	ts, rest := unsafeString(line[:sp]), line[sp+1:]
+	var stream, tag string
+	if n := len(rest); n >= 9 && (bytes.HasPrefix(rest, []byte("stdout ")) || bytes.HasPrefix(rest, []byte("stderr "))) &&
+		(rest[7] == 'F' || rest[7] == 'P') && rest[8] == ' ' {
+		stream, tag, rest = unsafeString(rest[:6]), unsafeString(rest[7:8]), rest[9:]
+	}
+	if len(rest) > 0 && rest[0] == '{' {
+		if !b.build(rest, r) {
+			return true // rejected early: the filter said no
+		}
+	} else {
+		r.Reset()
+		b.plainLines++
+		if stream == "" {
+			rest = line // plain text keeps its whole line as _msg
+		}
+		b.plain(rest, r)
+	}
+	if !r.HasTime && r.index("_time") < 0 {
+		r.Time, r.HasTime = ns, true
+		if b.needTimeTx {
+			r.Set("_time", b.arena.take(timeparse.AppendRFC3339(b.arena.appendBuf(40), ns)))
+		}
+	} else if b.need.has("timestamp") && r.index("timestamp") < 0 {
+		r.Set("timestamp", ts)
+	}
+	if stream != "" {
+		if b.need.has("stream") {
+			r.Set("stream", stream)
+		}
+		if b.need.has("logtag") {
+			r.Set("logtag", tag)
+		}
+	}
+	return true
 }
 
 // rejectEarly notes that the line set the needed field name; once it has

@@ -159,3 +159,43 @@ func TestInputFormats(t *testing.T) {
 		t.Fatalf("csv row: %v %v", rows, err)
 	}
 }
+
+// TestPrefixedLines: kubectl --timestamps and CRI log lines keep their
+// JSON (or text) and take the prefix's time when they have none.
+func TestPrefixedLines(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "k.log")
+	os.WriteFile(path, []byte(`2026-11-24T20:00:00.123456789Z {"level":"error","msg":"boom"}
+2026-11-24T20:00:01.5Z stdout F {"level":"info","msg":"ok","ts":"2026-11-24T19:59:59Z"}
+2026-11-24T20:00:02Z stderr P panic: runtime error
+2026-11-24 not a prefix
+2026-11-24T20:00:03Z INFO started
+`), 0o644)
+	rows, _, err := runEngine(t, `*`, path, fileread.Config{Strategy: fileread.Bufio}, query.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []map[string]string{
+		{"_time": "2026-11-24T20:00:00.123456789Z", "_msg": "boom", "level": "error"},
+		{"_time": "2026-11-24T19:59:59Z", "_msg": "ok", "level": "info", "stream": "stdout", "logtag": "F", "timestamp": "2026-11-24T20:00:01.5Z"},
+		{"_time": "2026-11-24T20:00:02Z", "_msg": "panic: runtime error", "stream": "stderr", "logtag": "P"},
+		{"_msg": "2026-11-24 not a prefix"},
+		{"_time": "2026-11-24T20:00:03Z", "_msg": "2026-11-24T20:00:03Z INFO started"},
+	}
+	if len(rows) != len(want) {
+		t.Fatalf("rows %v", rows)
+	}
+	for i := range want {
+		if len(rows[i]) != len(want[i]) {
+			t.Errorf("row %d: %v, want %v", i, rows[i], want[i])
+		}
+		for k, v := range want[i] {
+			if rows[i][k] != v {
+				t.Errorf("row %d: %s=%q, want %q", i, k, rows[i][k], v)
+			}
+		}
+	}
+	rows, _, err = runEngine(t, `_time:>=2026-11-24T20:00:00Z level:error | stats count() n`, path, fileread.Config{Strategy: fileread.Bufio}, query.Options{})
+	if err != nil || len(rows) != 1 || rows[0]["n"] != "1" {
+		t.Fatalf("filter: %v %v", rows, err)
+	}
+}
