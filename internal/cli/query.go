@@ -24,6 +24,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/spate-io/spate/internal/fileread"
+	"github.com/spate-io/spate/internal/follow"
 	"github.com/spate-io/spate/internal/output"
 	"github.com/spate-io/spate/internal/query"
 	"github.com/spate-io/spate/internal/segment"
@@ -53,6 +54,8 @@ type queryOptions struct {
 	timeFormat  string
 	inputFormat string
 	binary      bool
+	follow      bool
+	tail        int
 	stdin       io.Reader
 	stdinTTY    bool
 	stdoutTTY   bool
@@ -143,6 +146,14 @@ by fields and _time buckets with offset), top, uniq, extract,
 extract_regexp, unpack_json, unpack_logfmt, math, format, len, unroll,
 field_names, field_values, facets. Anything else is refused by name.
 
+-f follows the files as tail -F does: it starts with the last --tail lines
+of each, reads on as they grow, through rotation by rename and create and
+by copytruncate, picks up new files in the directories and globs given,
+and prints matching rows as they come (within about 200 ms); Ctrl-C ends
+it. Queries that need all input (stats, sort, uniq, top, field_names,
+field_values, facets) are refused with -f; .gz and .zst files are not
+followed. Rows from stdin and pipes are printed as lines come too.
+
 On a terminal, a progress bar on stderr shows bytes read, GB/s and ETA;
 it is removed before the first result is written to the same terminal.
 With no input and a terminal on stdin, spate query says so and exits
@@ -161,6 +172,9 @@ Exit status: 0 ok, 1 query or runtime error, 2 usage error, 130 interrupted
 
   # plain-text logs: pull fields out of the message
   spate query '"connection refused" | extract "tcp <ip>:<port>" | stats by (ip) count()' /var/log/app.log
+
+  # follow the error lines of every log in a directory, through rotation
+  spate query -f 'level:error | fields _time, service, _msg' /var/log/app/
 
   # requests per minute over the last hour, from stdin
   kubectl logs deploy/api | spate query '_time:1h | stats by (_time:1m) count()' -`,
@@ -188,6 +202,8 @@ Exit status: 0 ok, 1 query or runtime error, 2 usage error, 130 interrupted
 	fl.StringVar(&opts.format, "format", "", "output format: ndjson, json, csv or table (default: table for stats-like results on a terminal, else ndjson)")
 	fl.StringVar(&opts.msgField, "msg-field", "", "field that holds the message (_msg); default: the first of _msg, msg, message, log")
 	fl.StringVar(&opts.timeField, "time-field", "", "field that holds the time (_time); default: the first of _time, ts, time, timestamp, @timestamp")
+	fl.BoolVarP(&opts.follow, "follow", "f", false, "keep reading the files as they grow, through rotation (rename and create, or copytruncate), and files that appear in the directories or globs given; print rows as they come; Ctrl-C ends")
+	fl.IntVar(&opts.tail, "tail", 10, "with -f: start with the last N lines of each file (0: only new lines)")
 	fl.StringVar(&opts.inputFormat, "input-format", "auto", "how lines become fields: auto (guessed per file from its first 64 KiB), json (JSON objects; other lines plain text), logfmt, csv or tsv (with a header line), syslog (RFC 5424 or 3164), plain")
 	fl.BoolVar(&opts.binary, "binary", false, "read files with a NUL byte in their first 64 KiB too (default: skipped with a warning, as ripgrep does)")
 	fl.StringVar(&opts.tz, "tz", "Local", `time zone of time values that name none ("2026-11-24 20:00:00", syslog): Local, UTC, an IANA name such as Europe/Berlin, or an offset such as +05:30`)
@@ -280,6 +296,16 @@ func runQuery(ctx context.Context, opts queryOptions, text string, args []string
 	if err != nil {
 		return err
 	}
+	var followErr chan error
+	if opts.follow {
+		pr, errc, err := startFollow(ctx, opts, q, args, store, stderr)
+		if err != nil {
+			return err
+		}
+		followErr = errc
+		opts.stdin = pr
+		inputs = []string{"-"}
+	}
 	sniffed, err := sniffInputs(inputs, opts.inputFormat, opts.binary, store, stderr)
 	if err != nil {
 		return err
@@ -291,7 +317,7 @@ func runQuery(ctx context.Context, opts queryOptions, text string, args []string
 		return nil // only binary files: nothing to read, as ripgrep
 	}
 	inputs = sniffed.names
-	if opts.stdinTTY && slices.Contains(inputs, "-") {
+	if opts.stdinTTY && slices.Contains(inputs, "-") && !opts.follow {
 		fmt.Fprintln(stderr, "spate: reading logs from the terminal; Ctrl-D ends them")
 	}
 	if opts.tenant != "" && store.Snapshots() == 0 {
@@ -359,7 +385,15 @@ func runQuery(ctx context.Context, opts queryOptions, text string, args []string
 		}
 		defer pprof.StopCPUProfile()
 	}
-	st, err := query.Run(ctx, q, inputs, cfg, qopts, printer)
+	var sink query.Sink = printer
+	if format == "ndjson" && liveInputs(inputs) && !endsInStats(q) {
+		// Rows from a pipe or stdin reach stdout as they come (flushed
+		// every LiveFlush), not when a buffer fills.
+		ls := newLiveSink(printer, fileread.LiveFlush)
+		defer ls.stop()
+		sink = ls
+	}
+	st, err := query.Run(ctx, q, inputs, cfg, qopts, sink)
 	if stopProgress != nil {
 		stopProgress()
 	}
@@ -399,6 +433,14 @@ func runQuery(ctx context.Context, opts queryOptions, text string, args []string
 	if st.BadLines > 0 && !opts.stats {
 		fmt.Fprintf(stderr, "spate: %s lines were not valid JSON (or not valid UTF-8) and were read as plain text; --stats shows counts\n", formatThousands(st.BadLines))
 	}
+	if followErr != nil {
+		if ferr := <-followErr; err == nil {
+			err = ferr
+		}
+		if err == nil && ctx.Err() != nil {
+			err = ctx.Err() // Ctrl-C ends a follow: exit 130
+		}
+	}
 	if sniffed.skipped > 0 && err == nil {
 		err = fmt.Errorf("%d of the inputs could not be read (named above); the rest were", sniffed.skipped)
 	}
@@ -410,6 +452,125 @@ func runQuery(ctx context.Context, opts queryOptions, text string, args []string
 		}
 	}
 	return err
+}
+
+// startFollow checks that q can run over a follow and starts following
+// the files args name (globs and directories expanded again every
+// second), writing their lines into the returned pipe; the channel gets
+// the follower's error when it ends (with ctx).
+func startFollow(ctx context.Context, opts queryOptions, q *query.Query, args []string, store *storescan.Inputs, stderr io.Writer) (io.Reader, chan error, error) {
+	for _, p := range q.Pipes {
+		switch p.(type) {
+		case *query.PipeStats, *query.PipeSort, *query.PipeTop, *query.PipeUniq, *query.PipeFieldNames, *query.PipeFieldValues, *query.PipeFacets:
+			return nil, nil, usagef("-f prints rows as they come, and the query's %s pipe needs all of its input before it answers: run it without -f", pipeName(p))
+		}
+	}
+	if len(args) == 0 || slices.Contains(args, "-") {
+		return nil, nil, usagef("-f follows files: give files, directories or globs (stdin is read as it comes without -f)")
+	}
+	switch opts.inputFormat {
+	case "csv", "tsv":
+		return nil, nil, usagef("-f reads JSON, logfmt, syslog or plain text; not --input-format %s", opts.inputFormat)
+	}
+	paths := func() ([]string, error) {
+		names, _, err := expandInputs(args, store)
+		if err != nil {
+			return nil, err
+		}
+		if store.Snapshots() > 0 {
+			return nil, usagef("-f follows log files, not spate serve data directories")
+		}
+		// Compressed rotations do not grow: not followed.
+		return slices.DeleteFunc(names, func(n string) bool {
+			return strings.HasSuffix(n, ".gz") || strings.HasSuffix(n, ".zst")
+		}), nil
+	}
+	if _, err := paths(); err != nil {
+		return nil, nil, err
+	}
+	pr, pw := io.Pipe()
+	errc := make(chan error, 1)
+	go func() {
+		err := follow.Run(ctx, follow.Config{Paths: paths, Tail: opts.tail, Warn: stderr}, pw)
+		pw.CloseWithError(err)
+		errc <- err
+	}()
+	return pr, errc, nil
+}
+
+// pipeName names a pipe for messages.
+func pipeName(p query.Pipe) string {
+	name := strings.TrimPrefix(fmt.Sprintf("%T", p), "*query.Pipe")
+	var b strings.Builder
+	for i, r := range name {
+		if i > 0 && r >= 'A' && r <= 'Z' {
+			b.WriteByte('_')
+		}
+		b.WriteRune(r | 0x20)
+	}
+	return b.String()
+}
+
+// liveInputs reports whether an input is stdin, a pipe or a FIFO: one whose
+// lines may come slowly.
+func liveInputs(inputs []string) bool {
+	for _, in := range inputs {
+		if in == "-" {
+			return true
+		}
+		if fi, err := os.Stat(in); err == nil && fi.Mode()&(os.ModeNamedPipe|os.ModeCharDevice) != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// liveSink passes rows to a printer and flushes it every interval while
+// rows come, so that rows from a slow input show without waiting for a
+// buffer to fill. Safe for concurrent WriteRow calls.
+type liveSink struct {
+	mu    sync.Mutex
+	p     output.Printer
+	dirty bool
+	done  chan struct{}
+	wg    sync.WaitGroup
+}
+
+func newLiveSink(p output.Printer, every time.Duration) *liveSink {
+	s := &liveSink{p: p, done: make(chan struct{})}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-s.done:
+				return
+			case <-t.C:
+				s.mu.Lock()
+				if s.dirty {
+					s.p.Flush()
+					s.dirty = false
+				}
+				s.mu.Unlock()
+			}
+		}
+	}()
+	return s
+}
+
+func (s *liveSink) WriteRow(r *query.Row) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.dirty = true
+	return s.p.WriteRow(r)
+}
+
+// stop ends the flushing; the caller flushes the printer itself.
+func (s *liveSink) stop() {
+	close(s.done)
+	s.wg.Wait()
 }
 
 // parseTZ reads --tz: Local, UTC, an IANA zone name, or a fixed offset

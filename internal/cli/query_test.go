@@ -1,11 +1,16 @@
 package cli
 
 import (
+	"bufio"
+	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 func writeLogs(t *testing.T, dir, name, text string) string {
@@ -302,5 +307,78 @@ func TestQueryInputFormats(t *testing.T) {
 	}
 	if code, _, _ := runCLI(t, "query", "--input-format", "xml", "*", csv); code != ExitUsage {
 		t.Fatalf("--input-format xml: exit %d", code)
+	}
+}
+
+// TestQueryFollow: spate query -f prints the last --tail lines, then lines
+// appended to the file and to a file that appears later, through a rename
+// rotation; Ctrl-C ends it with 130. Queries that need all input are
+// refused.
+func TestQueryFollow(t *testing.T) {
+	dir := t.TempDir()
+	app := filepath.Join(dir, "app.log")
+	os.WriteFile(app, []byte(`{"level":"error","msg":"old 1"}`+"\n"+`{"level":"error","msg":"old 2"}`+"\n"), 0o644)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "query", "-f", "--tail", "1", "level:error | fields _msg", filepath.Join(dir, "*.log"))
+	cmd.Env = append(os.Environ(), mainEnv+"=1")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	lines := make(chan string, 16)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	next := func(want string) time.Duration {
+		t.Helper()
+		start := time.Now()
+		select {
+		case got := <-lines:
+			if got != want {
+				t.Fatalf("got %s, want %s", got, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no %s after 10 s; stderr: %s", want, stderr.String())
+		}
+		return time.Since(start)
+	}
+	next(`{"_msg":"old 2"}`)
+	appendLine := func(path, msg string) {
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(f, `{"level":"error","msg":%q}`+"\n", msg)
+		f.Close()
+	}
+	appendLine(app, "new 1")
+	d := next(`{"_msg":"new 1"}`)
+	t.Logf("an appended line was printed after %v", d)
+	os.Rename(app, app+".1")
+	appendLine(app, "after rotation")
+	next(`{"_msg":"after rotation"}`)
+	appendLine(filepath.Join(dir, "b.log"), "new file")
+	next(`{"_msg":"new file"}`)
+	cmd.Process.Signal(os.Interrupt)
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != ExitInterrupted {
+		t.Fatalf("after Ctrl-C: %v; stderr: %s", err, stderr.String())
+	}
+	if code, _, stderr := runCLI(t, "query", "-f", "* | stats count()", app); code != ExitUsage || !strings.Contains(stderr, "stats pipe needs all of its input") {
+		t.Fatalf("-f with stats: exit %d: %s", code, stderr)
 	}
 }

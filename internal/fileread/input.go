@@ -186,9 +186,14 @@ func b2i(b bool) int {
 // limited to the size at open for regular files, and a close function.
 func (in *input) reader(s Strategy) (io.Reader, func(), error) {
 	var r io.Reader
+	closeLive := func() {}
 	switch {
 	case in.regular:
 		r = io.NewSectionReader(in.f, 0, in.size)
+	case in.compression == None:
+		// A pipe, a FIFO or stdin: hand out complete lines when it pauses.
+		l := newLiveReader(in.r)
+		r, closeLive = l, l.close
 	default:
 		r = in.r
 	}
@@ -212,7 +217,7 @@ func (in *input) reader(s Strategy) (io.Reader, func(), error) {
 		}
 		zr, closeZ = d, func() { putZstd(d, inline) }
 	default:
-		return r, func() {}, nil
+		return r, closeLive, nil
 	}
 	if in.limit >= 0 {
 		zr = io.LimitReader(zr, in.limit)

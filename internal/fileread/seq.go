@@ -149,6 +149,9 @@ func (s *scanner) produceSeq(idx int, in *input, st Strategy, r io.Reader) (int6
 			if firstNL >= 0 {
 				break
 			}
+			if n < len(buf) {
+				continue // a live input paused mid-line: wait for the rest
+			}
 			// Slow path: no line ends in a full buffer; grow it.
 			if n > maxLine {
 				putChunkBuf(cb)
@@ -223,11 +226,20 @@ func seqReadError(in *input, off int64, err error) error {
 // Fill reads into p until it is full or r fails. Unlike io.ReadFull it
 // returns io.EOF only for a clean end of r, so that a truncated compressed
 // stream's io.ErrUnexpectedEOF stays an error.
+//
+// From a live input (a pipe or stdin, see liveReader) it returns early,
+// with no error, once it holds some bytes and none came for LiveFlush.
 func Fill(r io.Reader, p []byte) (int, error) {
 	n, empty := 0, 0
 	for n < len(p) {
 		m, err := r.Read(p[n:])
 		n += m
+		if err == errIdle {
+			if n > 0 {
+				return n, nil
+			}
+			continue
+		}
 		if err != nil {
 			return n, err
 		}
