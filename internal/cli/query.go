@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -56,6 +57,8 @@ type queryOptions struct {
 	binary      bool
 	follow      bool
 	tail        int
+	since       string
+	until       string
 	stdin       io.Reader
 	stdinTTY    bool
 	stdoutTTY   bool
@@ -203,6 +206,8 @@ Exit status: 0 ok, 1 query or runtime error, 2 usage error, 130 interrupted
 	fl.StringVar(&opts.msgField, "msg-field", "", "field that holds the message (_msg); default: the first of _msg, msg, message, log")
 	fl.StringVar(&opts.timeField, "time-field", "", "field that holds the time (_time); default: the first of _time, ts, time, timestamp, @timestamp")
 	fl.BoolVarP(&opts.follow, "follow", "f", false, "keep reading the files as they grow, through rotation (rename and create, or copytruncate), and files that appear in the directories or globs given; print rows as they come; Ctrl-C ends")
+	fl.StringVar(&opts.since, "since", "", `only logs at or after this time: a duration back from now (15m, 2h, 1d), RFC 3339, a date (2026-11-24) or Unix seconds; values without a zone are in --tz`)
+	fl.StringVar(&opts.until, "until", "", "only logs at or before this time (the forms of --since)")
 	fl.IntVar(&opts.tail, "tail", 10, "with -f: start with the last N lines of each file (0: only new lines)")
 	fl.StringVar(&opts.inputFormat, "input-format", "auto", "how lines become fields: auto (guessed per file from its first 64 KiB), json (JSON objects; other lines plain text), logfmt, csv or tsv (with a header line), syslog (RFC 5424 or 3164), plain")
 	fl.BoolVar(&opts.binary, "binary", false, "read files with a NUL byte in their first 64 KiB too (default: skipped with a warning, as ripgrep does)")
@@ -264,6 +269,27 @@ func runQuery(ctx context.Context, opts queryOptions, text string, args []string
 			fmt.Fprintln(stderr, pe.Caret())
 		}
 		return err
+	}
+	if opts.since != "" || opts.until != "" {
+		tz, err := parseTZ(opts.tz)
+		if err != nil {
+			return usagef("invalid --tz: %v", err)
+		}
+		lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
+		if opts.since != "" {
+			if lo, err = query.ParseTime(opts.since, now.UnixNano(), tz); err != nil {
+				return usagef("invalid --since %q: %v", opts.since, err)
+			}
+		}
+		if opts.until != "" {
+			if hi, err = query.ParseTime(opts.until, now.UnixNano(), tz); err != nil {
+				return usagef("invalid --until %q: %v", opts.until, err)
+			}
+		}
+		if lo > hi {
+			return usagef("--since %s is after --until %s", opts.since, opts.until)
+		}
+		q.AddTimeFilter(lo, hi)
 	}
 	format := opts.format
 	if format == "" {

@@ -238,7 +238,12 @@ func TestQueryTimeFlags(t *testing.T) {
 	if code != ExitOK || strings.Count(string(out), "\n") != 1 {
 		t.Fatalf("--time-format: exit %d: %s", code, out)
 	}
-	for _, bad := range [][]string{{"--tz", "Mars/Base"}, {"--tz", "+25:00"}, {"--time-format", "%Y-%m-%d"}} {
+	// --since and --until narrow by _time, relative to --now.
+	code, out, _ = runCLI(t, "query", "--tz", "UTC", "--now", "2026-11-24T21:00:00Z", "--since", "2h", "--until", "2026-11-24T20:30:00", "*", path)
+	if code != ExitOK || strings.Count(string(out), "\n") != 1 || !strings.Contains(string(out), `"_msg":"a"`) {
+		t.Fatalf("--since/--until: exit %d: %s", code, out)
+	}
+	for _, bad := range [][]string{{"--tz", "Mars/Base"}, {"--tz", "+25:00"}, {"--time-format", "%Y-%m-%d"}, {"--since", "soon"}, {"--since", "1h", "--until", "2h"}} {
 		if code, _, stderr := runCLI(t, append(append([]string{"query"}, bad...), "*", path)...); code != ExitUsage {
 			t.Errorf("%v: exit %d: %s", bad, code, stderr)
 		}
