@@ -250,3 +250,21 @@ func (bp *barPlotter) GlyphBoxes(plt *plot.Plot) []plot.GlyphBox {
 	}
 	return boxes
 }
+
+// DrawHeader draws a chart's title (14 pt) centred at the top of c and,
+// if sub is not empty, a grey subtitle (9 pt) under it.
+func DrawHeader(c draw.Canvas, title, sub string) {
+	titleStyle := text.Style{
+		Color: color.Black, Font: font.From(Font, 14),
+		XAlign: draw.XCenter, YAlign: draw.YTop, Handler: plot.DefaultTextHandler,
+	}
+	top := c.Max.Y - 0.25*vg.Centimeter
+	c.FillText(titleStyle, vg.Point{X: c.Center().X, Y: top}, title)
+	if sub == "" {
+		return
+	}
+	subStyle := titleStyle
+	subStyle.Font = font.From(Font, 9)
+	subStyle.Color = color.Gray{Y: 0x55}
+	c.FillText(subStyle, vg.Point{X: c.Center().X, Y: top - titleStyle.Height(title) - 0.15*vg.Centimeter}, sub)
+}

@@ -6,8 +6,6 @@ import (
 	"image/color"
 
 	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/font"
-	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
@@ -156,16 +154,7 @@ func drawHeader(c draw.Canvas, rep *Report) {
 		sub += ", kernel " + m.Kernel
 	}
 	sub += fmt.Sprintf(", %s; %.3gs per bar after %.3gs warm-up; (N×): over the baseline (direct; nginx or copy)", m.GoVersion, rep.Duration, rep.Warmup)
-	titleStyle := text.Style{
-		Color: color.Black, Font: font.From(barchart.Font, 14),
-		XAlign: draw.XCenter, YAlign: draw.YTop, Handler: plot.DefaultTextHandler,
-	}
-	top := c.Max.Y - 0.25*vg.Centimeter
-	c.FillText(titleStyle, vg.Point{X: c.Center().X, Y: top}, title)
-	subStyle := titleStyle
-	subStyle.Font = font.From(barchart.Font, 9)
-	subStyle.Color = color.Gray{Y: 0x55}
-	c.FillText(subStyle, vg.Point{X: c.Center().X, Y: top - titleStyle.Height(title) - 0.15*vg.Centimeter}, sub)
+	barchart.DrawHeader(c, title, sub)
 }
 
 func chartColor(v string) color.RGBA {

@@ -8,8 +8,6 @@ import (
 	"strconv"
 
 	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/font"
-	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
@@ -134,16 +132,7 @@ func drawChartHeader(c draw.Canvas, rep *Report) {
 	if rep.Repeat > 1 {
 		sub += "; median of " + strconv.Itoa(rep.Repeat) + " runs, whiskers min–max"
 	}
-	titleStyle := text.Style{
-		Color: color.Black, Font: font.From(barchart.Font, 14),
-		XAlign: draw.XCenter, YAlign: draw.YTop, Handler: plot.DefaultTextHandler,
-	}
-	top := c.Max.Y - 0.25*vg.Centimeter
-	c.FillText(titleStyle, vg.Point{X: c.Center().X, Y: top}, title)
-	subStyle := titleStyle
-	subStyle.Font = font.From(barchart.Font, 9)
-	subStyle.Color = color.Gray{Y: 0x55}
-	c.FillText(subStyle, vg.Point{X: c.Center().X, Y: top - titleStyle.Height(title) - 0.15*vg.Centimeter}, sub)
+	barchart.DrawHeader(c, title, sub)
 }
 
 // chartColor returns writer's colour; grey for names outside the palette.
