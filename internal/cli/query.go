@@ -322,13 +322,13 @@ func runQuery(ctx context.Context, opts queryOptions, text string, args []string
 	if err != nil {
 		return err
 	}
-	var followErr chan error
+	var stopFollow func() error
 	if opts.follow {
-		pr, errc, err := startFollow(ctx, opts, q, args, store, stderr)
+		pr, stop, err := startFollow(ctx, opts, q, args, store, stderr)
 		if err != nil {
 			return err
 		}
-		followErr = errc
+		stopFollow = stop
 		opts.stdin = pr
 		inputs = []string{"-"}
 	}
@@ -459,8 +459,9 @@ func runQuery(ctx context.Context, opts queryOptions, text string, args []string
 	if st.BadLines > 0 && !opts.stats {
 		fmt.Fprintf(stderr, "spate: %s lines were not valid JSON (or not valid UTF-8) and were read as plain text; --stats shows counts\n", formatThousands(st.BadLines))
 	}
-	if followErr != nil {
-		if ferr := <-followErr; err == nil {
+	if stopFollow != nil {
+		// A query that ends by itself (limit) stops the follower too.
+		if ferr := stopFollow(); err == nil {
 			err = ferr
 		}
 		if err == nil && ctx.Err() != nil {
@@ -482,9 +483,9 @@ func runQuery(ctx context.Context, opts queryOptions, text string, args []string
 
 // startFollow checks that q can run over a follow and starts following
 // the files args name (globs and directories expanded again every
-// second), writing their lines into the returned pipe; the channel gets
-// the follower's error when it ends (with ctx).
-func startFollow(ctx context.Context, opts queryOptions, q *query.Query, args []string, store *storescan.Inputs, stderr io.Writer) (io.Reader, chan error, error) {
+// second), writing their lines into the returned pipe until ctx ends or
+// stop is called; stop returns the follower's error.
+func startFollow(ctx context.Context, opts queryOptions, q *query.Query, args []string, store *storescan.Inputs, stderr io.Writer) (*io.PipeReader, func() error, error) {
 	for _, p := range q.Pipes {
 		switch p.(type) {
 		case *query.PipeStats, *query.PipeSort, *query.PipeTop, *query.PipeUniq, *query.PipeFieldNames, *query.PipeFieldValues, *query.PipeFacets:
@@ -516,12 +517,21 @@ func startFollow(ctx context.Context, opts queryOptions, q *query.Query, args []
 	}
 	pr, pw := io.Pipe()
 	errc := make(chan error, 1)
+	fctx, cancel := context.WithCancel(ctx)
 	go func() {
-		err := follow.Run(ctx, follow.Config{Paths: paths, Tail: opts.tail, Warn: stderr}, pw)
+		err := follow.Run(fctx, follow.Config{Paths: paths, Tail: opts.tail, Warn: stderr}, pw)
 		pw.CloseWithError(err)
 		errc <- err
 	}()
-	return pr, errc, nil
+	stop := func() error {
+		cancel()
+		pr.Close()
+		if err := <-errc; err != nil && !errors.Is(err, io.ErrClosedPipe) {
+			return err
+		}
+		return nil
+	}
+	return pr, stop, nil
 }
 
 // pipeName names a pipe for messages.

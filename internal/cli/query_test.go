@@ -383,6 +383,20 @@ func TestQueryFollow(t *testing.T) {
 	if !errors.As(err, &ee) || ee.ExitCode() != ExitInterrupted {
 		t.Fatalf("after Ctrl-C: %v; stderr: %s", err, stderr.String())
 	}
+	// A limit ends a follow by itself.
+	done := make(chan int, 1)
+	go func() {
+		code, _, _ := runCLI(t, "query", "-f", "--tail", "1", "* | limit 1", app)
+		done <- code
+	}()
+	select {
+	case code := <-done:
+		if code != ExitOK {
+			t.Fatalf("-f with limit: exit %d", code)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("-f with a reached limit did not end")
+	}
 	if code, _, stderr := runCLI(t, "query", "-f", "* | stats count()", app); code != ExitUsage || !strings.Contains(stderr, "stats pipe needs all of its input") {
 		t.Fatalf("-f with stats: exit %d: %s", code, stderr)
 	}

@@ -3,6 +3,7 @@ package fileread
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -184,7 +185,7 @@ func b2i(b bool) int {
 
 // reader returns a sequential reader of the input's (decompressed) bytes,
 // limited to the size at open for regular files, and a close function.
-func (in *input) reader(s Strategy) (io.Reader, func(), error) {
+func (in *input) reader(ctx context.Context, s Strategy) (io.Reader, func(), error) {
 	var r io.Reader
 	closeLive := func() {}
 	switch {
@@ -192,7 +193,7 @@ func (in *input) reader(s Strategy) (io.Reader, func(), error) {
 		r = io.NewSectionReader(in.f, 0, in.size)
 	case in.compression == None:
 		// A pipe, a FIFO or stdin: hand out complete lines when it pauses.
-		l := newLiveReader(in.r)
+		l := newLiveReader(ctx, in.r)
 		r, closeLive = l, l.close
 	default:
 		r = in.r
@@ -267,7 +268,7 @@ func (s *scanner) produce(idx int, name string) (Strategy, error) {
 	case Pread:
 		return st, s.inputDone(idx, in.size, s.producePread(idx, in))
 	}
-	r, closeR, err := in.reader(st)
+	r, closeR, err := in.reader(s.ctx, st)
 	if err != nil {
 		return st, err
 	}

@@ -1,6 +1,7 @@
 package fileread
 
 import (
+	"context"
 	"errors"
 	"io"
 	"sync"
@@ -19,18 +20,19 @@ var errIdle = errors.New("no input for a while")
 // liveReader reads r on a goroutine of its own so that a read can give up
 // waiting (errIdle) without losing bytes: the next Read returns them.
 type liveReader struct {
-	ch      chan []byte // blocks read; closed at the end
-	free    chan []byte // blocks read out, for the goroutine to reuse
-	cur     []byte      // the block pending was cut from
-	err     error       // the reading goroutine's final error, set before ch closes
+	ctx     context.Context // a scan that ends (a limit, an error) ends Read
+	ch      chan []byte     // blocks read; closed at the end
+	free    chan []byte     // blocks read out, for the goroutine to reuse
+	cur     []byte          // the block pending was cut from
+	err     error           // the reading goroutine's final error, set before ch closes
 	pending []byte
 	timer   *time.Timer
 	stop    chan struct{}
 	once    sync.Once
 }
 
-func newLiveReader(r io.Reader) *liveReader {
-	l := &liveReader{ch: make(chan []byte, 4), free: make(chan []byte, 6), stop: make(chan struct{})}
+func newLiveReader(ctx context.Context, r io.Reader) *liveReader {
+	l := &liveReader{ctx: ctx, ch: make(chan []byte, 4), free: make(chan []byte, 6), stop: make(chan struct{})}
 	go func() {
 		defer close(l.ch)
 		for {
@@ -78,6 +80,9 @@ func (l *liveReader) Read(p []byte) (int, error) {
 			l.pending, l.cur = b, b
 		case <-l.timer.C:
 			return 0, errIdle
+		case <-l.ctx.Done():
+			l.timer.Stop()
+			return 0, l.ctx.Err()
 		}
 	}
 	n := copy(p, l.pending)

@@ -336,8 +336,8 @@ func (b *recordBuilder) build(line []byte, r *Row) bool {
 			i++
 		}
 		if i == len(line) || line[i] != '{' {
-			if b.prefixed(line, r) {
-				return true
+			if handled, keep := b.prefixed(line, r); handled {
+				return keep
 			}
 			b.plainLines++
 			b.plain(line, r)
@@ -446,19 +446,20 @@ func (b *recordBuilder) finish(r *Row, msg, msgName, tm, timeName string) {
 // a space. The rest becomes the row as a line of its own would (plain
 // text without the CRI prefix keeps its whole line as _msg);
 // TIME becomes its _time when it has none (else the field timestamp), and
-// the CRI stream and tag the fields stream and logtag. It reports false,
-// leaving r alone, for a line without such a prefix.
-func (b *recordBuilder) prefixed(line []byte, r *Row) bool {
+// the CRI stream and tag the fields stream and logtag. handled is false,
+// with r left alone, for a line without such a prefix; keep is build's
+// answer for the line (false: the filter rejected its JSON early).
+func (b *recordBuilder) prefixed(line []byte, r *Row) (handled, keep bool) {
 	if len(line) < 21 || line[4] != '-' || line[10] != 'T' || line[0] < '0' || line[0] > '9' {
-		return false
+		return false, false
 	}
 	sp := bytes.IndexByte(line[:min(len(line), 40)], ' ')
 	if sp < 20 {
-		return false
+		return false, false
 	}
 	ns, ok := timeparse.ParseIn(unsafeString(line[:sp]), b.timeLoc)
 	if !ok {
-		return false
+		return false, false
 	}
 	ts, rest := unsafeString(line[:sp]), line[sp+1:]
 	var stream, tag string
@@ -468,7 +469,7 @@ func (b *recordBuilder) prefixed(line []byte, r *Row) bool {
 	}
 	if len(rest) > 0 && rest[0] == '{' {
 		if !b.build(rest, r) {
-			return true // rejected early: the filter said no
+			return true, false // rejected early: the filter said no
 		}
 	} else {
 		r.Reset()
@@ -494,7 +495,7 @@ func (b *recordBuilder) prefixed(line []byte, r *Row) bool {
 			r.Set("logtag", tag)
 		}
 	}
-	return true
+	return true, true
 }
 
 // rejectEarly notes that the line set the needed field name; once it has
