@@ -107,6 +107,13 @@ func sniffInputs(names []string, spec string, readBinary bool, store *storescan.
 // for .gz and .zst; regular is false for FIFOs and devices, which are not
 // read ahead (that would take their data).
 func readHead(name string) (head []byte, regular bool, err error) {
+	// Stat first: opening a FIFO would wait for a writer, and closing it
+	// could cost the writer its data.
+	if fi, err := os.Stat(name); err != nil {
+		return nil, false, err
+	} else if !fi.Mode().IsRegular() {
+		return nil, false, nil
+	}
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, false, err

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -131,5 +132,28 @@ func TestVersion(t *testing.T) {
 	code, out, _ := runCLI(t, "--version")
 	if code != ExitOK || !strings.HasPrefix(string(out), "spate ") || !strings.Contains(string(out), "go1.") {
 		t.Fatalf("exit %d: %q", code, out)
+	}
+}
+
+// TestQueryFIFO: a FIFO is read as a stream, none of its lines lost to
+// the format guess (which must not open it).
+func TestQueryFIFO(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "logs.fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	go func() {
+		f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+		if err != nil {
+			return
+		}
+		for i := range 1000 {
+			fmt.Fprintf(f, "{\"n\":%d}\n", i)
+		}
+		f.Close()
+	}()
+	code, out, stderr := runCLI(t, "query", "* | stats count() n", fifo)
+	if code != ExitOK || string(out) != "{\"n\":\"1000\"}\n" {
+		t.Fatalf("exit %d: %s %s", code, out, stderr)
 	}
 }
