@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestServeFiles: spate serve --files alone serves the directory with the
@@ -46,7 +47,7 @@ func TestServeFiles(t *testing.T) {
 	// The other file flags reach the server: dotfiles, listings, the data
 	// directory, the upload cap.
 	data := t.TempDir()
-	srv = startServeArgs(t, "--files", dir, "--files-dotfiles", "--files-browse", "--data", data, "--files-data", "--uploads", "--uploads-max-size", "1KiB")
+	srv = startServeArgs(t, "--files", dir, "--files-dotfiles", "--files-browse", "--data", data, "--files-data", "--uploads", "--uploads-max-size", "1KiB", "--uploads-expire", "90m")
 	for _, c := range []struct {
 		method, path string
 		hdr          []string
@@ -71,6 +72,13 @@ func TestServeFiles(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != c.code || !strings.Contains(string(b), c.body) {
 			t.Errorf("%s %s: %d %q", c.method, c.path, resp.StatusCode, b)
+		}
+		if c.code == 201 {
+			// --uploads-expire: the new upload expires in 90 minutes.
+			exp, err := http.ParseTime(resp.Header.Get("Upload-Expires"))
+			if d := time.Until(exp); err != nil || d < 89*time.Minute || d > 91*time.Minute {
+				t.Errorf("Upload-Expires %q: in %v, want 90m", resp.Header.Get("Upload-Expires"), d)
+			}
 		}
 	}
 	srv.stop(t, syscall.SIGTERM)

@@ -100,42 +100,9 @@ func (p *unpackProc) unpackJSON(s string) {
 	}
 }
 
-// unpackLogfmt parses `k=v k2="quoted v" flag` pairs. A key without '='
-// gets an empty value.
+// unpackLogfmt parses `k=v k2="quoted v" flag` pairs (see parseLogfmt).
 func (p *unpackProc) unpackLogfmt(s string) {
-	for {
-		s = strings.TrimLeft(s, " \t")
-		if s == "" {
-			return
-		}
-		end := strings.IndexAny(s, " \t=")
-		if end < 0 {
-			p.kv = append(p.kv, Field{Name: s})
-			return
-		}
-		key := s[:end]
-		if s[end] != '=' {
-			p.kv = append(p.kv, Field{Name: key})
-			s = s[end:]
-			continue
-		}
-		s = s[end+1:]
-		if len(s) > 0 && s[0] == '"' {
-			if q, err := strconv.QuotedPrefix(s); err == nil {
-				if uq, err := strconv.Unquote(q); err == nil {
-					p.kv = append(p.kv, Field{Name: key, Value: p.arena.addString(uq)})
-					s = s[len(q):]
-					continue
-				}
-			}
-		}
-		vend := strings.IndexAny(s, " \t")
-		if vend < 0 {
-			vend = len(s)
-		}
-		p.kv = append(p.kv, Field{Name: key, Value: s[:vend]})
-		s = s[vend:]
-	}
+	p.kv = parseLogfmt(p.kv, s, &p.arena)
 }
 
 func (p *unpackProc) flush() error { return p.next.flush() }
