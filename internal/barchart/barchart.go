@@ -4,6 +4,7 @@ package barchart
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"image/color"
 	"io"
@@ -46,6 +47,26 @@ func CanvasFor(path string) (func(w, h vg.Length) vg.CanvasWriterTo, error) {
 	default:
 		return nil, fmt.Errorf("unsupported chart format %q: use .svg, .png or .pdf", ext)
 	}
+}
+
+// Save makes a chart for path: a canvas in the format of path's extension
+// (CanvasFor) of the size size gives, drawn on by drawOn, written with
+// WriteFile. empty means there is nothing to chart: an error. Errors name
+// the path.
+func Save(path string, empty bool, size func() (w, h vg.Length), drawOn func(draw.Canvas)) error {
+	newCanvas, err := CanvasFor(path)
+	if err == nil && empty {
+		err = errors.New("no rows to chart")
+	}
+	if err == nil {
+		c := newCanvas(size())
+		drawOn(draw.New(c))
+		err = WriteFile(path, c)
+	}
+	if err != nil {
+		return fmt.Errorf("cannot write chart %q: %w", path, err)
+	}
+	return nil
 }
 
 // WriteFile writes w to a temporary file beside path and renames it over

@@ -1,7 +1,6 @@
 package benchhttp
 
 import (
-	"errors"
 	"fmt"
 	"image/color"
 
@@ -47,37 +46,27 @@ var chartPalette = map[string]color.RGBA{
 // with its ratio to the workload's baseline. The format follows path's
 // extension: .svg, .png or .pdf; the file is replaced atomically.
 func WriteChart(path string, rep *Report) error {
-	if err := writeChart(path, rep); err != nil {
-		return fmt.Errorf("cannot write chart %q: %w", path, err)
-	}
-	return nil
-}
-
-func writeChart(path string, rep *Report) error {
-	newCanvas, err := barchart.CanvasFor(path)
-	if err != nil {
-		return err
-	}
-	if rep == nil || len(rep.Rows) == 0 {
-		return errors.New("no rows to chart")
-	}
-	wls := workloads(rep)
-	heights := make([]vg.Length, len(wls))
+	empty := rep == nil || len(rep.Rows) == 0
+	var wls []string
+	var heights []vg.Length
 	total := chartHeaderH
-	for i, wl := range wls {
-		heights[i] = chartBandPad + vg.Length(len(servers(rep, wl)))*chartRowPitch
-		total += heights[i]
+	if !empty {
+		wls = workloads(rep)
+		for _, wl := range wls {
+			h := chartBandPad + vg.Length(len(servers(rep, wl)))*chartRowPitch
+			heights = append(heights, h)
+			total += h
+		}
 	}
-	c := newCanvas(chartWidth, total)
-	dc := draw.New(c)
-	drawHeader(draw.Crop(dc, 0, 0, dc.Size().Y-chartHeaderH, 0), rep)
-	top := dc.Size().Y - chartHeaderH
-	for i, wl := range wls {
-		band := draw.Crop(dc, 0, 0, top-heights[i], -(dc.Size().Y - top))
-		barchart.DrawPanels(band, panels(rep, wl))
-		top -= heights[i]
-	}
-	return barchart.WriteFile(path, c)
+	return barchart.Save(path, empty, func() (vg.Length, vg.Length) { return chartWidth, total }, func(dc draw.Canvas) {
+		drawHeader(draw.Crop(dc, 0, 0, dc.Size().Y-chartHeaderH, 0), rep)
+		top := dc.Size().Y - chartHeaderH
+		for i, wl := range wls {
+			band := draw.Crop(dc, 0, 0, top-heights[i], -(dc.Size().Y - top))
+			barchart.DrawPanels(band, panels(rep, wl))
+			top -= heights[i]
+		}
+	})
 }
 
 // servers returns the servers of a workload in row order.

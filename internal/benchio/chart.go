@@ -1,8 +1,6 @@
 package benchio
 
 import (
-	"errors"
-	"fmt"
 	"image/color"
 	"math"
 	"strconv"
@@ -57,26 +55,10 @@ var chartSpare = []color.RGBA{
 // memory; for 24 rows it takes about 10 ms as SVG and 100–200 ms as PNG
 // (150 dpi) or PDF (the first PDF embeds the font).
 func WriteChart(path string, rep *Report) error {
-	if err := writeChart(path, rep); err != nil {
-		return fmt.Errorf("cannot write chart %q: %w", path, err)
-	}
-	return nil
-}
-
-func writeChart(path string, rep *Report) error {
-	newCanvas, err := barchart.CanvasFor(path)
-	if err != nil {
-		return err
-	}
-	if rep == nil || len(rep.Rows) == 0 {
-		return errors.New("no rows to chart")
-	}
-
-	n := len(rep.Rows)
-	h := max(chartMinHeight, chartHeaderH+chartFooterH+vg.Length(n)*chartRowPitch)
-	c := newCanvas(chartWidth, h)
-	drawChart(draw.New(c), rep)
-	return barchart.WriteFile(path, c)
+	empty := rep == nil || len(rep.Rows) == 0
+	return barchart.Save(path, empty, func() (vg.Length, vg.Length) {
+		return chartWidth, max(chartMinHeight, chartHeaderH+chartFooterH+vg.Length(len(rep.Rows))*chartRowPitch)
+	}, func(dc draw.Canvas) { drawChart(dc, rep) })
 }
 
 // drawChart draws the whole chart onto dc.

@@ -1,7 +1,6 @@
 package benchwrite
 
 import (
-	"errors"
 	"fmt"
 	"image/color"
 	"math"
@@ -46,25 +45,14 @@ var chartPalette = map[string]color.RGBA{
 // The chart is written to a temporary file in path's directory and renamed
 // over path, so a failed write leaves no partial chart.
 func WriteChart(path string, rep *Report) error {
-	if err := writeChart(path, rep); err != nil {
-		return fmt.Errorf("cannot write chart %q: %w", path, err)
+	empty := rep == nil || len(rep.Rows) == 0
+	var writers []string
+	if !empty {
+		writers = chartWriters(rep)
 	}
-	return nil
-}
-
-func writeChart(path string, rep *Report) error {
-	newCanvas, err := barchart.CanvasFor(path)
-	if err != nil {
-		return err
-	}
-	if rep == nil || len(rep.Rows) == 0 {
-		return errors.New("no rows to chart")
-	}
-	writers := chartWriters(rep)
-	h := max(chartMinHeight, chartHeaderH+chartFooterH+vg.Length(len(writers))*chartRowPitch)
-	c := newCanvas(chartWidth, h)
-	drawChart(draw.New(c), rep, writers)
-	return barchart.WriteFile(path, c)
+	return barchart.Save(path, empty, func() (vg.Length, vg.Length) {
+		return chartWidth, max(chartMinHeight, chartHeaderH+chartFooterH+vg.Length(len(writers))*chartRowPitch)
+	}, func(dc draw.Canvas) { drawChart(dc, rep, writers) })
 }
 
 // chartWriters returns the report's writers in row order.
