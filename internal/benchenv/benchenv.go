@@ -3,7 +3,9 @@
 package benchenv
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"strings"
@@ -42,6 +44,13 @@ func Describe() Machine {
 		m.Kernel = strings.TrimSpace(string(b))
 	}
 	return m
+}
+
+// WriteJSON writes a bench report as indented JSON.
+func WriteJSON(w io.Writer, report any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(report)
 }
 
 // HumanBytes prints n with a binary unit and one decimal: "2.0 GiB".

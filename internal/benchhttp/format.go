@@ -1,7 +1,6 @@
 package benchhttp
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -9,13 +8,6 @@ import (
 
 	"github.com/spate-io/spate/internal/benchenv"
 )
-
-// WriteJSON writes the report as indented JSON.
-func WriteJSON(w io.Writer, rep *Report) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(rep)
-}
 
 // workloadTitle describes a workload in a line.
 func workloadTitle(rep *Report, wl string) string {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spate-io/spate/internal/benchenv"
 	"github.com/spate-io/spate/internal/fileread"
 	"github.com/spate-io/spate/internal/gen"
 )
@@ -255,7 +256,7 @@ func TestFormats(t *testing.T) {
 	}
 
 	b.Reset()
-	WriteJSON(&b, rep)
+	benchenv.WriteJSON(&b, rep)
 	var back Report
 	if err := json.Unmarshal(b.Bytes(), &back); err != nil || len(back.Rows) != len(rep.Rows) || back.Rows[1].GBps.Median != 14 {
 		t.Fatalf("JSON round trip: %v %+v", err, back.Rows)

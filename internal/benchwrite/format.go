@@ -1,7 +1,6 @@
 package benchwrite
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -9,13 +8,6 @@ import (
 
 	"github.com/spate-io/spate/internal/benchenv"
 )
-
-// WriteJSON writes the report as indented JSON.
-func WriteJSON(w io.Writer, rep *Report) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(rep)
-}
 
 // header describes the run in three lines.
 func header(rep *Report) string {

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/spate-io/spate/internal/benchenv"
 )
 
 // sampleReport is a report with every writer in two fsync modes; the
@@ -92,7 +94,7 @@ func TestFindingsVerdict(t *testing.T) {
 
 func TestWriteJSON(t *testing.T) {
 	var b bytes.Buffer
-	if err := WriteJSON(&b, sampleReport(2)); err != nil {
+	if err := benchenv.WriteJSON(&b, sampleReport(2)); err != nil {
 		t.Fatal(err)
 	}
 	var shape struct {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/spate-io/spate/internal/benchenv"
 	"github.com/spate-io/spate/internal/benchio"
 )
 
@@ -171,7 +172,7 @@ func (o *benchIOOpts) config(files []string) (benchio.Config, error) {
 func writeBenchReport(w io.Writer, o *benchIOOpts, rep *benchio.Report) error {
 	switch {
 	case o.asJSON:
-		return benchio.WriteJSON(w, rep)
+		return benchenv.WriteJSON(w, rep)
 	case o.markdown:
 		return benchio.WriteMarkdown(w, rep)
 	case o.gobench:

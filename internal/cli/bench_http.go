@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/spate-io/spate/internal/benchenv"
 	"github.com/spate-io/spate/internal/benchhttp"
 )
 
@@ -114,7 +115,7 @@ The defaults take about 6 minutes: 6 + 9 servers, 3 connection counts,
 				}
 			}
 			if o.asJSON {
-				return benchhttp.WriteJSON(cmd.OutOrStdout(), rep)
+				return benchenv.WriteJSON(cmd.OutOrStdout(), rep)
 			}
 			return benchhttp.WriteTable(cmd.OutOrStdout(), rep)
 		},

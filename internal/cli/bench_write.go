@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/spate-io/spate/internal/benchenv"
 	"github.com/spate-io/spate/internal/benchwrite"
 )
 
@@ -113,7 +114,7 @@ func runBenchWrite(cmd *cobra.Command, o *benchWriteOpts) error {
 		}
 	}
 	if o.asJSON {
-		return benchwrite.WriteJSON(cmd.OutOrStdout(), rep)
+		return benchenv.WriteJSON(cmd.OutOrStdout(), rep)
 	}
 	return benchwrite.WriteTable(cmd.OutOrStdout(), rep)
 }
