@@ -134,7 +134,7 @@ type recordBuilder struct {
 	badLines   int64    // lines that start like JSON but are not valid
 	plainLines int64    // lines that are not JSON objects (plain text)
 	badTimes   int64    // JSON logs whose time field could not be parsed
-	named      []string // plan.named
+	named      []string // the message and time candidates the query names (plan.named)
 	kv         []Field  // scratch of buildAs
 	vals       []string // scratch of buildAs
 	// renamed counts the lines where a field the query names became _msg
@@ -169,7 +169,6 @@ func newRecordBuilder(p *plan, a *arena) *recordBuilder {
 		msgFields:  defaultMsgFields,
 		timeFields: defaultTimeFields,
 		arena:      a,
-		named:      p.named,
 		timeLoc:    p.opts.TimeZone,
 		timeLayout: p.opts.TimeFormat,
 	}
@@ -191,6 +190,12 @@ func newRecordBuilder(p *plan, a *arena) *recordBuilder {
 	}
 	if p.opts.TimeField != "" {
 		b.timeFields = []string{p.opts.TimeField}
+	}
+	// Only these can be renamed (see finish); usually none.
+	for _, n := range p.named {
+		if n != "_msg" && n != "_time" && (slices.Contains(b.msgFields, n) || slices.Contains(b.timeFields, n)) {
+			b.named = append(b.named, n)
+		}
 	}
 	// Message and time candidates are classified only when the query can
 	// tell them apart from other keys: when it needs _msg or _time, or one
@@ -405,11 +410,13 @@ func (b *recordBuilder) finish(r *Row, msg, msgName, tm, timeName string) {
 	}
 	// A field the query names that became _msg or _time is not a field of
 	// the row (VictoriaLogs' model): count it, so the user hears of it.
-	if msgName != "" && msgName != "_msg" && slices.Contains(b.named, msgName) {
-		b.renamed[0].add(msgName)
-	}
-	if timeName != "" && timeName != "_time" && slices.Contains(b.named, timeName) {
-		b.renamed[1].add(timeName)
+	if len(b.named) > 0 {
+		if msgName != "" && slices.Contains(b.named, msgName) {
+			b.renamed[0].add(msgName)
+		}
+		if timeName != "" && slices.Contains(b.named, timeName) {
+			b.renamed[1].add(timeName)
+		}
 	}
 	if (b.needStream || b.needStreamID) && r.index("_stream") < 0 {
 		if b.needStream {
