@@ -270,19 +270,19 @@ func runQuery(ctx context.Context, opts queryOptions, text string, args []string
 		}
 		return err
 	}
+	loc, err := parseTZ(opts.tz)
+	if err != nil {
+		return usagef("invalid --tz: %v", err)
+	}
 	if opts.since != "" || opts.until != "" {
-		tz, err := parseTZ(opts.tz)
-		if err != nil {
-			return usagef("invalid --tz: %v", err)
-		}
 		lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
 		if opts.since != "" {
-			if lo, err = query.ParseTime(opts.since, now.UnixNano(), tz); err != nil {
+			if lo, err = query.ParseTime(opts.since, now.UnixNano(), loc); err != nil {
 				return usagef("invalid --since %q: %v", opts.since, err)
 			}
 		}
 		if opts.until != "" {
-			if hi, err = query.ParseTime(opts.until, now.UnixNano(), tz); err != nil {
+			if hi, err = query.ParseTime(opts.until, now.UnixNano(), loc); err != nil {
 				return usagef("invalid --until %q: %v", opts.until, err)
 			}
 		}
@@ -350,10 +350,6 @@ func runQuery(ctx context.Context, opts queryOptions, text string, args []string
 		return usagef("--tenant reads spate serve data directories, and no input is one")
 	}
 
-	loc, err := parseTZ(opts.tz)
-	if err != nil {
-		return usagef("invalid --tz: %v", err)
-	}
 	layout, err := timeparse.ParseLayout(opts.timeFormat)
 	if err != nil {
 		return usagef("invalid --time-format: %v", err)

@@ -119,13 +119,6 @@ func readHead(name string) (head []byte, regular bool, err error) {
 		return nil, false, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, false, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, false, nil
-	}
 	var r io.Reader = f
 	switch {
 	case strings.HasSuffix(name, ".gz"):
