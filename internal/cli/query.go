@@ -530,17 +530,10 @@ func startFollow(ctx context.Context, opts queryOptions, q *query.Query, args []
 	return pr, stop, nil
 }
 
-// pipeName names a pipe for messages.
+// pipeName names a pipe for messages: the first word of its LogsQL.
 func pipeName(p query.Pipe) string {
-	name := strings.TrimPrefix(fmt.Sprintf("%T", p), "*query.Pipe")
-	var b strings.Builder
-	for i, r := range name {
-		if i > 0 && r >= 'A' && r <= 'Z' {
-			b.WriteByte('_')
-		}
-		b.WriteRune(r | 0x20)
-	}
-	return b.String()
+	name, _, _ := strings.Cut(p.String(), " ")
+	return name
 }
 
 // liveInputs reports whether an input is stdin, a pipe or a FIFO: one whose
