@@ -10,10 +10,20 @@ import (
 )
 
 // parseISO parses what ParseRFC3339's fast path leaves: a date, 'T', 't'
-// or ' ', a time with seconds, an optional fraction after '.' or ','
+// or ' ', a time with seconds (the hour may have one digit), an optional fraction after '.' or ','
 // (any length; digits past nanoseconds are dropped) and an optional zone
 // (Z, ±HH:MM, ±HHMM, ±HH); without one the wall time is in loc.
 func parseISO(s string, loc *time.Location) (int64, bool) {
+	if len(s) >= 18 && len(s) < 64 && s[12] == ':' && s[11] >= '0' && s[11] <= '9' {
+		// A one-digit hour, as package time reads it ("2026-11-24 9:00:00"):
+		// read it with the zero in front (a rare path; it allocates).
+		var b [64]byte
+		n := copy(b[:], s[:11])
+		b[n] = '0'
+		n++
+		n += copy(b[n:], s[11:])
+		return parseISO(string(b[:n]), loc)
+	}
 	if len(s) < 19 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') || s[13] != ':' || s[16] != ':' {
 		return 0, false
 	}

@@ -51,7 +51,7 @@ func ParseIn(s string, loc *time.Location) (int64, bool) {
 	}
 	c := s[0]
 	switch {
-	case c >= '0' && c <= '9' && len(s) >= 19 && s[4] == '-':
+	case c >= '0' && c <= '9' && len(s) >= 18 && s[4] == '-':
 		if ns, ok := parseRFC3339Fast(s); ok {
 			return ns, true
 		}
