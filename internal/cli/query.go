@@ -59,6 +59,7 @@ type queryOptions struct {
 	tail        int
 	since       string
 	until       string
+	output      string
 	stdin       io.Reader
 	stdinTTY    bool
 	stdoutTTY   bool
@@ -115,7 +116,13 @@ skipped, counted and named on stderr; nothing is skipped silently.
 
 Output rows are NDJSON whose values are all strings, as VictoriaLogs returns
 them; --format table prints an aligned table (the default for stats-like
-results on a terminal). Row output keeps file order.
+results on a terminal) and --format csv a CSV file. Row output keeps file
+order. Table and CSV columns are in the order the query names them (fields,
+stats by); then rows stream, the table sized by its first 1,000 rows.
+Without such a list the columns come in first-seen order and the rows are
+held until the end, past 32 MiB in an unlinked file in --temp-dir, so
+memory stays bounded. -o FILE writes the results to FILE, which appears
+under its name only once the query has finished.
 
 --stats counts bad lines among the lines parsed: lines that the raw-byte
 prefilter rules out, and all lines of '* | stats count()', are not parsed,
@@ -193,7 +200,7 @@ Exit status: 0 ok, 1 query or runtime error, 2 usage error, 130 interrupted
 			if !cmd.Flags().Changed("progress") {
 				opts.progress = isTerminal(cmd.ErrOrStderr())
 			}
-			opts.stdoutTTY = isTerminal(cmd.OutOrStdout())
+			opts.stdoutTTY = opts.output == "" && isTerminal(cmd.OutOrStdout())
 			if in := cmd.InOrStdin(); in != os.Stdin {
 				opts.stdin = in
 			}
@@ -202,6 +209,7 @@ Exit status: 0 ok, 1 query or runtime error, 2 usage error, 130 interrupted
 		},
 	}
 	fl := cmd.Flags()
+	fl.StringVarP(&opts.output, "output", "o", "", "write the results to this file instead of stdout; it appears under its name only when the query has finished (with -f it is written as rows come)")
 	fl.StringVar(&opts.format, "format", "", "output format: ndjson, json, csv or table (default: table for stats-like results on a terminal, else ndjson)")
 	fl.StringVar(&opts.msgField, "msg-field", "", "field that holds the message (_msg); default: the first of _msg, msg, message, log")
 	fl.StringVar(&opts.timeField, "time-field", "", "field that holds the time (_time); default: the first of _time, ts, time, timestamp, @timestamp")
@@ -246,7 +254,10 @@ func isTerminalFile(v any) bool {
 
 // runQuery parses the query, expands the inputs, runs the query and prints
 // the rows and, if asked, progress and stats.
-func runQuery(ctx context.Context, opts queryOptions, text string, args []string, stdout, stderr io.Writer) error {
+func runQuery(ctx context.Context, opts queryOptions, text string, args []string, stdout, stderr io.Writer) (retErr error) {
+	// resultsDone is set once every row has been written: only then does
+	// -o FILE appear under its name.
+	resultsDone := false
 	now := time.Now()
 	if opts.now != "" {
 		t, err := time.Parse(time.RFC3339Nano, opts.now)
@@ -298,11 +309,32 @@ func runQuery(ctx context.Context, opts queryOptions, text string, args []string
 			format = "table"
 		}
 	}
+	if !slices.Contains(output.Formats, format) {
+		return usagef("invalid --format %q: want one of %s", format, strings.Join(output.Formats, ", "))
+	}
+	if opts.output != "" {
+		out, err := createOutput(opts.output, opts.follow)
+		if err != nil {
+			return err
+		}
+		defer out.discard()
+		stdout = out
+		defer func() {
+			if cerr := out.commit(resultsDone); retErr == nil {
+				retErr = cerr
+			}
+		}()
+	}
 	// The progress bar lives on stderr; when stdout is the same terminal,
 	// the first byte of results removes it for good, so that its redraws
 	// never land among the rows.
 	guard := &barGuard{w: stdout}
-	printer, err := output.New(format, guard)
+	columns, _ := q.FixedFields()
+	printer, err := output.NewWith(format, guard, output.Options{
+		Columns: columns,
+		Live:    opts.follow || len(args) == 0 || liveInputs(args),
+		TempDir: opts.tempDir,
+	})
 	if err != nil {
 		return usagef("invalid --format: %v", err)
 	}
@@ -408,7 +440,7 @@ func runQuery(ctx context.Context, opts queryOptions, text string, args []string
 		defer pprof.StopCPUProfile()
 	}
 	var sink query.Sink = printer
-	if format == "ndjson" && liveInputs(inputs) && !endsInStats(q) {
+	if (format == "ndjson" || format == "table") && liveInputs(inputs) && !endsInStats(q) {
 		// Rows from a pipe or stdin reach stdout as they come (flushed
 		// every LiveFlush), not when a buffer fills.
 		ls := newLiveSink(printer, fileread.LiveFlush)
@@ -422,6 +454,7 @@ func runQuery(ctx context.Context, opts queryOptions, text string, args []string
 	if ferr := printer.Flush(); err == nil {
 		err = ferr
 	}
+	resultsDone = err == nil
 	for _, a := range st.Approximate {
 		fmt.Fprintf(stderr, "spate: approximate result: %s\n", a)
 	}
@@ -530,6 +563,67 @@ func startFollow(ctx context.Context, opts queryOptions, q *query.Query, args []
 	return pr, stop, nil
 }
 
+// outputFile is where -o FILE writes: a temporary file beside FILE that
+// commit renames over it once the results are complete, so that an error
+// or Ctrl-C never leaves a partial file under its name. Under -f the file
+// is FILE itself, written as rows come.
+type outputFile struct {
+	*os.File
+	name string // final name; "" when f is already it
+}
+
+func createOutput(name string, live bool) (*outputFile, error) {
+	if live {
+		f, err := os.Create(name)
+		if err != nil {
+			return nil, fmt.Errorf("-o: %w", err)
+		}
+		return &outputFile{File: f}, nil
+	}
+	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".spate-*")
+	if err != nil {
+		return nil, fmt.Errorf("-o: %w", err)
+	}
+	return &outputFile{File: f, name: name}, nil
+}
+
+// commit closes the file and, when ok, gives it its final name; when not,
+// the temporary file is removed and FILE is left as it was.
+func (o *outputFile) commit(ok bool) error {
+	if o.File == nil {
+		return nil
+	}
+	f := o.File
+	o.File = nil
+	if o.name == "" {
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("-o: %w", err)
+		}
+		return nil
+	}
+	if !ok {
+		f.Close()
+		os.Remove(f.Name())
+		return nil
+	}
+	err := f.Chmod(0o644)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), o.name)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("-o: %w", err)
+	}
+	return nil
+}
+
+// discard removes an uncommitted temporary file (on a usage error before
+// the query ran).
+func (o *outputFile) discard() { o.commit(false) }
+
 // pipeName names a pipe for messages: the first word of its LogsQL.
 func pipeName(p query.Pipe) string {
 	name, _, _ := strings.Cut(p.String(), " ")
@@ -575,7 +669,7 @@ func newLiveSink(p output.Printer, every time.Duration) *liveSink {
 			case <-t.C:
 				s.mu.Lock()
 				if s.dirty {
-					s.p.Flush()
+					s.p.Sync()
 					s.dirty = false
 				}
 				s.mu.Unlock()

@@ -401,3 +401,68 @@ func TestQueryFollow(t *testing.T) {
 		t.Fatalf("-f with stats: exit %d: %s", code, stderr)
 	}
 }
+
+// TestQueryOutputFile: -o FILE appears under its name only when the query
+// has finished; a query that fails leaves an existing FILE as it was and no
+// temporary file behind.
+func TestQueryOutputFile(t *testing.T) {
+	dir := t.TempDir()
+	p := writeLogs(t, dir, "a.log", sampleLogs)
+	out := filepath.Join(dir, "out.csv")
+	if err := os.WriteFile(out, []byte("old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The sort keeps more rows than --max-memory allows: a runtime error
+	// after rows may have been written.
+	code, stdout, stderr := runCLI(t, "query", "-o", out, "--max-memory", "64", "--format", "csv", `* | sort by (ts)`, p)
+	if code != ExitFailure || len(stdout) != 0 {
+		t.Fatalf("exit %d (want %d), stdout %q, stderr %s", code, ExitFailure, stdout, stderr)
+	}
+	if b, _ := os.ReadFile(out); string(b) != "old\n" {
+		t.Fatalf("failed query changed -o file: %q", b)
+	}
+	code, _, stderr = runCLI(t, "query", "-o", out, "--format", "csv", `level:error | stats by (service) count() n`, p)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if b, _ := os.ReadFile(out); string(b) != "service,n\napi,1\nweb,1\n" {
+		t.Fatalf("-o file: %q", b)
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 2 {
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Fatalf("temporary files left: %v", names)
+	}
+}
+
+// TestQueryTableManyRows prints more rows than a table holds in memory:
+// the rest go through a temporary file and every row is printed.
+func TestQueryTableManyRows(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	const n = 60_000
+	for i := range n {
+		fmt.Fprintf(&b, "{\"i\":\"%d\",\"pad\":\"%s\"}\n", i, strings.Repeat("x", 600))
+	}
+	p := writeLogs(t, dir, "big.log", b.String())
+	for _, format := range []string{"csv", "table"} {
+		code, out, stderr := runCLI(t, "query", "--temp-dir", dir, "--format", format, `* | delete _msg`, p)
+		if code != ExitOK {
+			t.Fatalf("%s: exit %d: %s", format, code, stderr)
+		}
+		lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+		head := 1
+		if format == "table" {
+			head = 2
+		}
+		if len(lines) != n+head {
+			t.Fatalf("%s: %d lines, want %d", format, len(lines), n+head)
+		}
+		if !strings.HasPrefix(lines[head+n-1], "59999") {
+			t.Fatalf("%s: last row %.20q", format, lines[head+n-1])
+		}
+	}
+}

@@ -5,12 +5,9 @@ package output
 
 import (
 	"bufio"
-	"bytes"
-	"encoding/csv"
 	"fmt"
 	"io"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/spate-io/spate/internal/ndjson"
 	"github.com/spate-io/spate/internal/query"
@@ -20,25 +17,57 @@ import (
 var Formats = []string{"ndjson", "json", "csv", "table"}
 
 // Printer is a query.Sink that writes rows to an io.Writer. Call Flush after
-// the last row (calling it again does nothing); the table and CSV printers
-// write nothing before it.
+// the last row (calling it again does nothing). Sync writes out what has
+// been printed so far without ending the output; a table or CSV printer
+// that still holds its rows to learn the columns writes nothing then.
+// Printers are not safe for concurrent use.
 type Printer interface {
 	query.Sink
+	Sync() error
 	Flush() error
 }
 
+// Options tune the table and CSV printers.
+type Options struct {
+	// Columns, when set, are the fields every row has, in order (the query's
+	// last fields or stats pipe). The printers then stream: CSV writes each
+	// row as it comes, and the table aligns its columns to the first
+	// TableSample rows and widens them as later rows need. Without Columns
+	// they hold the rows until Flush, so that the columns (in first-seen
+	// order) and their widths cover every row; past MemoryLimit bytes the
+	// rows go to an unlinked temporary file in TempDir.
+	Columns []string
+
+	// Live makes a table without Columns stream too: it prints rows as they
+	// come and a new header when a row brings a new column (for -f).
+	Live bool
+
+	// MemoryLimit bounds the bytes of rows held in memory (default 32 MiB).
+	MemoryLimit int64
+
+	// TempDir is where held rows past MemoryLimit go (default os.TempDir).
+	TempDir string
+}
+
+// TableSample is how many rows a streaming table reads before it prints its
+// header, to size its columns.
+const TableSample = 1000
+
 // New returns a printer for format writing to w.
 func New(format string, w io.Writer) (Printer, error) {
+	return NewWith(format, w, Options{})
+}
+
+// NewWith returns a printer for format writing to w, tuned by o.
+func NewWith(format string, w io.Writer, o Options) (Printer, error) {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	switch format {
 	case "ndjson", "":
 		return &ndjsonPrinter{w: bw}, nil
 	case "json":
 		return &jsonPrinter{w: bw}, nil
-	case "csv":
-		return &tablePrinter{w: bw, csv: true}, nil
-	case "table":
-		return &tablePrinter{w: bw}, nil
+	case "csv", "table":
+		return newTablePrinter(bw, format == "csv", o), nil
 	}
 	return nil, fmt.Errorf("unknown output format %q (want one of %s)", format, strings.Join(Formats, ", "))
 }
@@ -79,6 +108,8 @@ func (p *ndjsonPrinter) WriteRow(r *query.Row) error {
 
 func (p *ndjsonPrinter) Flush() error { return p.w.Flush() }
 
+func (p *ndjsonPrinter) Sync() error { return p.w.Flush() }
+
 type jsonPrinter struct {
 	w    *bufio.Writer
 	buf  []byte
@@ -99,6 +130,8 @@ func (p *jsonPrinter) WriteRow(r *query.Row) error {
 	return err
 }
 
+func (p *jsonPrinter) Sync() error { return p.w.Flush() }
+
 func (p *jsonPrinter) Flush() error {
 	if p.done {
 		return nil
@@ -110,149 +143,4 @@ func (p *jsonPrinter) Flush() error {
 		p.w.WriteString("\n]\n")
 	}
 	return p.w.Flush()
-}
-
-// tablePrinter buffers every row to learn the columns (in first-seen order)
-// and their widths, then prints an aligned table or CSV.
-type tablePrinter struct {
-	w    *bufio.Writer
-	csv  bool
-	done bool
-	cols []string
-	idx  map[string]int
-	rows [][]string
-}
-
-// maxTableRows bounds the rows a table or CSV printer buffers.
-const maxTableRows = 1_000_000
-
-func (p *tablePrinter) WriteRow(r *query.Row) error {
-	if p.idx == nil {
-		p.idx = map[string]int{}
-	}
-	if len(p.rows) >= maxTableRows {
-		return fmt.Errorf("more than %d rows for --format table/csv, which holds all rows in memory to align columns; use --format ndjson or add | limit N", maxTableRows)
-	}
-	row := make([]string, len(p.cols))
-	for _, f := range r.Fields {
-		if f.Value == "" {
-			continue
-		}
-		i, ok := p.idx[f.Name]
-		if !ok {
-			i = len(p.cols)
-			p.idx[strings.Clone(f.Name)] = i
-			p.cols = append(p.cols, strings.Clone(f.Name))
-			row = append(row, "")
-		}
-		row[i] = strings.Clone(f.Value)
-	}
-	p.rows = append(p.rows, row)
-	return nil
-}
-
-func (p *tablePrinter) Flush() error {
-	if p.done {
-		return nil
-	}
-	p.done = true
-	if p.csv {
-		cw := csv.NewWriter(p.w)
-		if err := cw.Write(p.cols); err != nil {
-			return err
-		}
-		for _, r := range p.rows {
-			r = append(r, make([]string, len(p.cols)-len(r))...)
-			if err := cw.Write(r); err != nil {
-				return err
-			}
-		}
-		cw.Flush()
-		if err := cw.Error(); err != nil {
-			return err
-		}
-		return p.w.Flush()
-	}
-	if len(p.cols) == 0 {
-		if len(p.rows) > 0 {
-			fmt.Fprintf(p.w, "(%d rows without fields)\n", len(p.rows))
-		}
-		return p.w.Flush()
-	}
-	width := make([]int, len(p.cols))
-	numeric := make([]bool, len(p.cols))
-	for i, c := range p.cols {
-		width[i] = displayWidth(c)
-		numeric[i] = true
-	}
-	for _, r := range p.rows {
-		for i, v := range r {
-			v = oneLine(v)
-			width[i] = max(width[i], displayWidth(v))
-			if v != "" && !isNumber(v) {
-				numeric[i] = false
-			}
-		}
-	}
-	var lb []byte
-	line := func(vals []string) {
-		lb = lb[:0]
-		for i := range p.cols {
-			v := ""
-			if i < len(vals) {
-				v = oneLine(vals[i])
-			}
-			pad := strings.Repeat(" ", width[i]-displayWidth(v))
-			if i > 0 {
-				lb = append(lb, "  "...)
-			}
-			if numeric[i] {
-				lb = append(lb, pad...)
-				lb = append(lb, v...)
-			} else {
-				lb = append(lb, v...)
-				lb = append(lb, pad...)
-			}
-		}
-		lb = append(bytes.TrimRight(lb, " "), '\n')
-		p.w.Write(lb)
-	}
-	line(p.cols)
-	sep := make([]string, len(p.cols))
-	for i := range sep {
-		sep[i] = strings.Repeat("-", width[i])
-	}
-	line(sep)
-	for _, r := range p.rows {
-		line(r)
-	}
-	return p.w.Flush()
-}
-
-func oneLine(s string) string {
-	if strings.ContainsAny(s, "\n\r\t") {
-		return strings.NewReplacer("\n", `\n`, "\r", `\r`, "\t", `\t`).Replace(s)
-	}
-	return s
-}
-
-func displayWidth(s string) int { return utf8.RuneCountInString(s) }
-
-func isNumber(s string) bool {
-	if s == "" {
-		return false
-	}
-	dot, digits := false, 0
-	for i, c := range s {
-		switch {
-		case c >= '0' && c <= '9':
-			digits++
-		case c == '-' && i == 0:
-		case c == '.' && !dot:
-			dot = true
-		default:
-			return false
-		}
-	}
-	return digits > 0
 }
