@@ -60,6 +60,7 @@ type queryOptions struct {
 	since       string
 	until       string
 	output      string
+	every       time.Duration
 	stdin       io.Reader
 	stdinTTY    bool
 	stdoutTTY   bool
@@ -161,8 +162,12 @@ of each, reads on as they grow, through rotation by rename and create and
 by copytruncate, picks up new files in the directories and globs given,
 and prints matching rows as they come (within about 200 ms); Ctrl-C ends
 it. Queries that need all input (stats, sort, uniq, top, field_names,
-field_values, facets) are refused with -f; .gz and .zst files are not
-followed. Rows from stdin and pipes are printed as lines come too.
+field_values, facets) need --every DURATION with -f: every DURATION they
+print their result over the lines read so far (on a terminal the screen is
+redrawn, as watch does; otherwise snapshot follows snapshot, separated by
+an empty line; stats groups then stay in memory). --every works on slow
+stdin too. .gz and .zst files are not followed. Rows from stdin and pipes
+are printed as lines come too.
 
 On a terminal, a progress bar on stderr shows bytes read, GB/s and ETA;
 it is removed before the first result is written to the same terminal.
@@ -185,6 +190,9 @@ Exit status: 0 ok, 1 query or runtime error, 2 usage error, 130 interrupted
 
   # follow the error lines of every log in a directory, through rotation
   spate query -f 'level:error | fields _time, service, _msg' /var/log/app/
+
+  # a live table of errors per service, redrawn every 5 seconds
+  spate query -f --every 5s 'level:error | stats by (service) count() n | sort by (n desc)' /var/log/app/
 
   # requests per minute over the last hour, from stdin
   kubectl logs deploy/api | spate query '_time:1h | stats by (_time:1m) count()' -`,
@@ -216,6 +224,7 @@ Exit status: 0 ok, 1 query or runtime error, 2 usage error, 130 interrupted
 	fl.BoolVarP(&opts.follow, "follow", "f", false, "keep reading the files as they grow, through rotation (rename and create, or copytruncate), and files that appear in the directories or globs given; print rows as they come; Ctrl-C ends")
 	fl.StringVar(&opts.since, "since", "", `only logs at or after this time: a duration back from now (15m, 2h, 1d), RFC 3339, a date (2026-11-24) or Unix seconds; values without a zone are in --tz`)
 	fl.StringVar(&opts.until, "until", "", "only logs at or before this time (the forms of --since)")
+	fl.DurationVar(&opts.every, "every", 0, "for queries that need all input (stats, sort, top, uniq, ...): print the result so far every DURATION while reading (with -f, or a slow stdin); redrawn on a terminal, else one snapshot after another, separated by an empty line")
 	fl.IntVar(&opts.tail, "tail", 10, "with -f: start with the last N lines of each file (0: only new lines)")
 	fl.StringVar(&opts.inputFormat, "input-format", "auto", "how lines become fields: auto (guessed per file from its first 64 KiB), json (JSON objects; other lines plain text), logfmt, csv or tsv (with a header line), syslog (RFC 5424 or 3164), plain")
 	fl.BoolVar(&opts.binary, "binary", false, "read files with a NUL byte in their first 64 KiB too (default: skipped with a warning, as ripgrep does)")
@@ -309,6 +318,15 @@ func runQuery(ctx context.Context, opts queryOptions, text string, args []string
 			format = "table"
 		}
 	}
+	if opts.every < 0 {
+		return usagef("invalid --every %s: want a positive duration such as 5s", opts.every)
+	}
+	if opts.every > 0 && !needsAllInput(q) {
+		return usagef("--every refreshes the result of queries that need all input (stats, sort, top, uniq, field_names, field_values, facets); this query prints its rows as they come")
+	}
+	if opts.every > 0 && opts.every < 100*time.Millisecond {
+		return usagef("--every %s is too short: want 100ms or more", opts.every)
+	}
 	if !slices.Contains(output.Formats, format) {
 		return usagef("invalid --format %q: want one of %s", format, strings.Join(output.Formats, ", "))
 	}
@@ -330,12 +348,19 @@ func runQuery(ctx context.Context, opts queryOptions, text string, args []string
 	// never land among the rows.
 	guard := &barGuard{w: stdout}
 	columns, _ := q.FixedFields()
-	printer, err := output.NewWith(format, guard, output.Options{
-		Columns: columns,
-		Live:    opts.follow || len(args) == 0 || liveInputs(args),
-		TempDir: opts.tempDir,
-	})
-	if err != nil {
+	newPrinter := func() (output.Printer, error) {
+		return output.NewWith(format, guard, output.Options{
+			Columns: columns,
+			Live:    opts.follow || len(args) == 0 || liveInputs(args),
+			TempDir: opts.tempDir,
+		})
+	}
+	var printer output.Printer
+	var snaps *snapshotSink
+	if opts.every > 0 {
+		snaps = &snapshotSink{newPrinter: newPrinter, w: guard, tty: opts.stdoutTTY, title: fmt.Sprintf("every %s: %s", opts.every, q)}
+		printer = snaps
+	} else if printer, err = newPrinter(); err != nil {
 		return usagef("invalid --format: %v", err)
 	}
 	tenant, err := segment.ParseTenant(opts.tenant)
@@ -405,6 +430,11 @@ func runQuery(ctx context.Context, opts queryOptions, text string, args []string
 		// Lines stored without a stream read as _stream {}, as spate serve
 		// answers them, when every input is a store segment.
 		StoreFields: len(inputs) > 0 && store.Holds(inputs),
+		Every:       opts.every,
+	}
+	if snaps != nil {
+		qopts.SnapshotDone = snaps.end
+		snaps.read = &done
 	}
 	cfg := fileread.Config{
 		Strategy:      strategy,
@@ -440,6 +470,11 @@ func runQuery(ctx context.Context, opts queryOptions, text string, args []string
 		defer pprof.StopCPUProfile()
 	}
 	var sink query.Sink = printer
+	if snaps != nil {
+		// Only rows: the pipeline's flush at the end of each snapshot must
+		// not end it twice (SnapshotDone does).
+		sink = struct{ query.Sink }{snaps}
+	}
 	if (format == "ndjson" || format == "table") && liveInputs(inputs) && !endsInStats(q) {
 		// Rows from a pipe or stdin reach stdout as they come (flushed
 		// every LiveFlush), not when a buffer fills.
@@ -515,11 +550,8 @@ func runQuery(ctx context.Context, opts queryOptions, text string, args []string
 // second), writing their lines into the returned pipe until ctx ends or
 // stop is called; stop returns the follower's error.
 func startFollow(ctx context.Context, opts queryOptions, q *query.Query, args []string, store *storescan.Inputs, stderr io.Writer) (*io.PipeReader, func() error, error) {
-	for _, p := range q.Pipes {
-		switch p.(type) {
-		case *query.PipeStats, *query.PipeSort, *query.PipeTop, *query.PipeUniq, *query.PipeFieldNames, *query.PipeFieldValues, *query.PipeFacets:
-			return nil, nil, usagef("-f prints rows as they come, and the query's %s pipe needs all of its input before it answers: run it without -f", pipeName(p))
-		}
+	if p := firstNeedingAll(q); p != nil && opts.every == 0 {
+		return nil, nil, usagef("-f prints rows as they come, and the query's %s pipe needs all of its input before it answers: add --every 5s to print its result so far every 5 seconds, or run it without -f", pipeName(p))
 	}
 	if len(args) == 0 || slices.Contains(args, "-") {
 		return nil, nil, usagef("-f follows files: give files, directories or globs (stdin is read as it comes without -f)")
@@ -752,6 +784,83 @@ func lineNumber(name string, offset int64) (int64, bool) {
 		}
 	}
 	return n, true
+}
+
+// firstNeedingAll returns q's first pipe that needs all of its input before
+// it answers (stats, sort, ...), or nil.
+func firstNeedingAll(q *query.Query) query.Pipe {
+	for _, p := range q.Pipes {
+		switch p.(type) {
+		case *query.PipeStats, *query.PipeSort, *query.PipeTop, *query.PipeUniq, *query.PipeFieldNames, *query.PipeFieldValues, *query.PipeFacets:
+			return p
+		}
+	}
+	return nil
+}
+
+func needsAllInput(q *query.Query) bool { return firstNeedingAll(q) != nil }
+
+// snapshotSink prints the snapshots of --every, each with a printer of its
+// own: on a terminal it clears the screen and draws each snapshot under a
+// title line, as watch(1) does; otherwise snapshots follow each other,
+// separated by an empty line. Used from one goroutine at a time.
+type snapshotSink struct {
+	newPrinter func() (output.Printer, error)
+	w          io.Writer
+	tty        bool
+	title      string
+	read       *atomic.Int64 // bytes read, for the title
+	p          output.Printer
+	n          int
+}
+
+func (s *snapshotSink) start() error {
+	if s.tty {
+		read := ""
+		if s.read != nil {
+			read = fmt.Sprintf(" · %s read", formatSize(s.read.Load()))
+		}
+		fmt.Fprintf(s.w, "\x1b[H\x1b[2J%s · %s%s\n\n", s.title, time.Now().Format("15:04:05"), read)
+	} else if s.n > 0 {
+		io.WriteString(s.w, "\n")
+	}
+	p, err := s.newPrinter()
+	s.p = p
+	return err
+}
+
+func (s *snapshotSink) WriteRow(r *query.Row) error {
+	if s.p == nil {
+		if err := s.start(); err != nil {
+			return err
+		}
+	}
+	return s.p.WriteRow(r)
+}
+
+func (s *snapshotSink) Sync() error { return nil }
+
+// end ends a snapshot (SnapshotDone): one without rows is drawn too.
+func (s *snapshotSink) end() error {
+	if s.p == nil {
+		if err := s.start(); err != nil {
+			return err
+		}
+	}
+	err := s.p.Flush()
+	s.p = nil
+	s.n++
+	return err
+}
+
+// Flush ends the final result: rows written since the last snapshot, or an
+// empty result when there was no snapshot. After Ctrl-C the last snapshot
+// stands.
+func (s *snapshotSink) Flush() error {
+	if s.p != nil || s.n == 0 {
+		return s.end()
+	}
+	return nil
 }
 
 // endsInStats reports whether q's result is a small aggregate best shown as

@@ -107,6 +107,19 @@ func TestQueryErrors(t *testing.T) {
 	if code != ExitFailure || !strings.Contains(stderr, "missing.log") {
 		t.Fatalf("missing file: exit %d, stderr %q", code, stderr)
 	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--every", "1s", "error"}, "--every refreshes the result of queries that need all input"},
+		{[]string{"--every", "10ms", "* | stats count()"}, "too short"},
+		{[]string{"-f", "* | stats count()"}, "add --every 5s"},
+	} {
+		code, _, stderr := runCLI(t, append(append([]string{"query"}, c.args...), p)...)
+		if code != ExitUsage || !strings.Contains(stderr, c.want) {
+			t.Fatalf("%q: exit %d, stderr %q", c.args, code, stderr)
+		}
+	}
 	// A query starting with '-' after "--".
 	code, out, stderr := runCLI(t, "query", "--format", "csv", "--", `-level:error | stats count() n`, p)
 	if code != ExitOK || string(out) != "n\n3\n" {

@@ -157,3 +157,41 @@ func TestQueryFIFO(t *testing.T) {
 		t.Fatalf("exit %d: %s %s", code, out, stderr)
 	}
 }
+
+// TestFollowEveryRedraws: spate query -f --every on a terminal redraws the
+// stats table as lines are appended (clear screen, title, table), and
+// Ctrl-C ends it with 130.
+func TestFollowEveryRedraws(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "app.log")
+	if err := os.WriteFile(p, []byte(`{"service":"api"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, screen := onTerminal(t, func(proc *os.Process) {
+		time.Sleep(700 * time.Millisecond)
+		f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		f.WriteString(`{"service":"web"}` + "\n" + `{"service":"web"}` + "\n")
+		f.Close()
+		time.Sleep(900 * time.Millisecond)
+		proc.Signal(os.Interrupt)
+	}, "query", "-f", "--every", "200ms", "* | stats by (service) count() n", p)
+	if code != ExitInterrupted {
+		t.Fatalf("exit %d, want %d:\n%q", code, ExitInterrupted, screen)
+	}
+	frames := strings.Split(screen, "\x1b[H\x1b[2J")
+	if len(frames) < 4 {
+		t.Fatalf("%d redraws, want several:\n%q", len(frames)-1, screen)
+	}
+	first, last := frames[1], frames[len(frames)-1]
+	if !strings.Contains(first, "every 200ms: * | stats by (service) count(*) as n") ||
+		!strings.Contains(first, "service  n\r\n-------  -\r\napi      1\r\n") || strings.Contains(first, "web") {
+		t.Fatalf("first frame:\n%q", first)
+	}
+	if !strings.Contains(last, "api      1\r\nweb      2\r\n") {
+		t.Fatalf("last frame:\n%q", last)
+	}
+}

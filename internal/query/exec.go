@@ -72,6 +72,9 @@ var errStop = errors.New("no more rows needed")
 // file order with bounded memory.
 func Run(ctx context.Context, q *Query, inputs []string, cfg fileread.Config, opts Options, sink Sink) (Stats, error) {
 	start := time.Now()
+	if opts.Every > 0 {
+		opts.GroupMemory = -1 // a spilled stats state cannot be read twice
+	}
 	p, err := newPlan(q, opts)
 	if err != nil {
 		return Stats{}, err
@@ -86,7 +89,11 @@ func Run(ctx context.Context, q *Query, inputs []string, cfg fileread.Config, op
 		// only hold their rows until the earlier ones end.
 		cfg.ParallelInputs = 1
 	}
+	stopSnapshots := e.startSnapshots(ctx)
 	rst, err := fileread.Scan(ctx, inputs, cfg, e.chunk)
+	if serr := stopSnapshots(); err == nil {
+		err = serr
+	}
 	st := e.stats()
 	st.Bytes = rst.Bytes
 	st.Strategies = rst.Strategies
@@ -110,6 +117,15 @@ type executor struct {
 	post    processor // first processor after the barrier (ends at the sink)
 	order   *orderer  // restores file order when there is no barrier or it is limit/offset
 	stopped atomic.Bool
+
+	// With snapshots (Options.Every), the workers' barrier states are
+	// moved into acc at every snapshot, under gate: workers hold it shared
+	// while they work on a chunk. acc feeds relay, which points at a fresh
+	// copy of the pipes after the barrier for each snapshot.
+	gate  sync.RWMutex
+	acc   mergeable
+	relay *relayProc
+	sink  Sink
 }
 
 // workerState is what one worker owns: nothing in it is shared.
@@ -191,28 +207,124 @@ func newExecutor(p *plan, cfg fileread.Config, sink Sink) (*executor, error) {
 			w.out = &collector{}
 			tail = w.out
 		} else {
-			bp, err := newProcessor(p, p.barrier, post)
-			if err != nil {
+			if w.barrier, err = e.newBarrier(post, n); err != nil {
 				return nil, err
 			}
-			m, ok := bp.(mergeable)
-			if !ok {
-				return nil, fmt.Errorf("BUG: barrier %T is not mergeable", bp)
-			}
-			if sp, ok := m.(*statsProc); ok && sp.budget > 0 && p.opts.GroupMemory > 0 {
-				// The workers share the group memory they were given (the
-				// default is per worker).
-				sp.budget = max(sp.budget/int64(n), 1)
-			}
-			w.barrier = m
-			tail = m
+			tail = w.barrier
 		}
 		if w.head, err = buildChain(p, p.pre, tail); err != nil {
 			return nil, err
 		}
 		e.workers[i] = w
 	}
+	if !ordered && p.opts.Every > 0 {
+		e.sink = sink
+		e.relay = &relayProc{next: post}
+		if e.acc, err = e.newBarrier(e.relay, 1); err != nil {
+			return nil, err
+		}
+	}
 	return e, nil
+}
+
+// newBarrier compiles the plan's barrier pipe feeding next, for one of n
+// workers.
+func (e *executor) newBarrier(next processor, n int) (mergeable, error) {
+	bp, err := newProcessor(e.p, e.p.barrier, next)
+	if err != nil {
+		return nil, err
+	}
+	m, ok := bp.(mergeable)
+	if !ok {
+		return nil, fmt.Errorf("BUG: barrier %T is not mergeable", bp)
+	}
+	if sp, ok := m.(*statsProc); ok && sp.budget > 0 && e.p.opts.GroupMemory > 0 {
+		// The workers share the group memory they were given (the
+		// default is per worker).
+		sp.budget = max(sp.budget/int64(n), 1)
+	}
+	return m, nil
+}
+
+// relayProc passes rows to next, which a snapshot replaces.
+type relayProc struct{ next processor }
+
+func (r *relayProc) push(row *Row) error { return r.next.push(row) }
+func (r *relayProc) flush() error        { return r.next.flush() }
+
+// startSnapshots starts writing a snapshot every Options.Every, when the
+// query has one; the returned function stops it and returns the first
+// error a snapshot met.
+func (e *executor) startSnapshots(ctx context.Context) func() error {
+	if e.acc == nil {
+		return func() error { return nil }
+	}
+	done := make(chan struct{})
+	errc := make(chan error, 1)
+	go func() {
+		t := time.NewTicker(e.p.opts.Every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				errc <- nil
+				return
+			case <-ctx.Done():
+				errc <- nil
+				return
+			case <-t.C:
+				if err := e.snapshot(); err != nil {
+					errc <- err
+					return
+				}
+			}
+		}
+	}()
+	return func() error {
+		close(done)
+		return <-errc
+	}
+}
+
+// collect moves every worker's barrier state into acc and gives each a
+// fresh one.
+func (e *executor) collect() error {
+	e.gate.Lock()
+	defer e.gate.Unlock()
+	for _, w := range e.workers {
+		if err := e.acc.merge(w.barrier); err != nil {
+			return err
+		}
+		m, err := e.newBarrier(e.post, len(e.workers))
+		if err != nil {
+			return err
+		}
+		if w.head, err = buildChain(e.p, e.p.pre, m); err != nil {
+			return err
+		}
+		w.barrier = m
+	}
+	return nil
+}
+
+// snapshot writes the result of the rows read so far to the sink through a
+// fresh copy of the pipes after the barrier, then calls SnapshotDone.
+func (e *executor) snapshot() error {
+	if err := e.collect(); err != nil {
+		return err
+	}
+	post, err := buildChain(e.p, e.p.post, &sinkProc{sink: e.sink, raw: e.p.rawRows})
+	if err != nil {
+		return err
+	}
+	e.relay.next = post
+	if err := e.acc.flush(); err != nil && !errors.Is(err, errStop) {
+		return err
+	}
+	if f := e.p.opts.SnapshotDone; f != nil {
+		return f()
+	}
+	return nil
 }
 
 // buildChain makes processors for pipes, each feeding the next, the last
@@ -240,6 +352,10 @@ func (e *executor) inputDone(input int, size int64) {
 
 // chunk processes one chunk on worker wid.
 func (e *executor) chunk(wid int, c *fileread.Chunk) error {
+	if e.acc != nil {
+		e.gate.RLock()
+		defer e.gate.RUnlock()
+	}
 	w := e.workers[wid]
 	if w.out != nil {
 		w.out.begin(c)
@@ -477,6 +593,11 @@ func (e *executor) finish() error {
 		if err == nil || errors.Is(err, errStop) {
 			err = e.post.flush()
 		}
+	} else if e.acc != nil {
+		if err = e.collect(); err == nil {
+			e.relay.next = e.post
+			err = e.acc.flush()
+		}
 	} else {
 		first := e.workers[0].barrier
 		for _, w := range e.workers[1:] {
@@ -496,6 +617,9 @@ func (e *executor) finish() error {
 
 // release frees what the run holds outside the heap (stats spill files).
 func (e *executor) release() {
+	if sp, ok := e.acc.(*statsProc); ok {
+		sp.release()
+	}
 	for _, w := range e.workers {
 		if sp, ok := w.barrier.(*statsProc); ok {
 			sp.release()
@@ -505,8 +629,12 @@ func (e *executor) release() {
 
 func (e *executor) approx() []string {
 	var out []string
-	if len(e.workers) > 0 && e.workers[0].barrier != nil {
-		if a, ok := e.workers[0].barrier.(interface{ approximations() []string }); ok {
+	first := processor(e.acc)
+	if e.acc == nil && len(e.workers) > 0 && e.workers[0].barrier != nil {
+		first = e.workers[0].barrier
+	}
+	if first != nil {
+		if a, ok := first.(interface{ approximations() []string }); ok {
 			out = a.approximations()
 		}
 	}

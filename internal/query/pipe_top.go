@@ -256,27 +256,31 @@ func (f *fieldNamesProc) flush() error {
 	if name == "" {
 		name = "name"
 	}
+	keys := make([]string, 0, len(f.names)+2)
+	for k := range f.names {
+		keys = append(keys, k)
+	}
 	if f.rows > 0 {
 		// Every log belongs to a stream in VictoriaLogs' model; spate reads
 		// files without stream fields, so every log is in the stream {}, as
-		// when VictoriaLogs ingests them without _stream_fields.
+		// when VictoriaLogs ingests them without _stream_fields. (Not
+		// stored in names: flush may run again, for snapshots.)
 		for _, k := range []string{"_stream", "_stream_id"} {
 			if f.names[k] == nil {
-				n := f.rows
-				f.names[k] = &n
+				keys = append(keys, k)
 			}
 		}
-	}
-	keys := make([]string, 0, len(f.names))
-	for k := range f.names {
-		keys = append(keys, k)
 	}
 	slices.Sort(keys)
 	var out Row
 	for _, k := range keys {
+		hits := f.rows
+		if n := f.names[k]; n != nil {
+			hits = *n
+		}
 		out.Reset()
 		out.Set(name, k)
-		out.Set("hits", strconv.FormatInt(*f.names[k], 10))
+		out.Set("hits", strconv.FormatInt(hits, 10))
 		if err := f.next.push(&out); err != nil {
 			if err == errStop {
 				break

@@ -70,6 +70,16 @@ type Options struct {
 	// for earlier inputs. A limit keeps the first rows found, not the
 	// first in file order. Default: file order.
 	Unordered bool
+	// Every, when positive, makes a query with a pipe that needs all of its
+	// input (stats, sort, top, uniq, field_names, field_values, facets)
+	// answer while it reads too: every Every, the rows so far go through
+	// that pipe and the pipes after it, their result is written to the
+	// sink, and SnapshotDone is called; the final result follows at the end
+	// as usual (with no SnapshotDone). Snapshots are cumulative: each
+	// covers every row read so far. Stats groups never spill then
+	// (GroupMemory is ignored). Other queries ignore Every.
+	Every        time.Duration
+	SnapshotDone func() error
 }
 
 // DefaultGroupMemory is each worker's group memory when
