@@ -61,6 +61,8 @@ type queryOptions struct {
 	until       string
 	output      string
 	every       time.Duration
+	merge       bool
+	mergeWindow int
 	stdin       io.Reader
 	stdinTTY    bool
 	stdoutTTY   bool
@@ -169,6 +171,13 @@ an empty line; stats groups then stay in memory). --every works on slow
 stdin too. .gz and .zst files are not followed. Rows from stdin and pipes
 are printed as lines come too.
 
+Inputs are read one after another (a rotated set, app.log.2.gz, app.log.1,
+app.log, oldest first). --merge interleaves the rows of all inputs by
+_time instead, as hl --sort does: each input is read on its own and the
+rows are merged, each file put in order within --merge-window rows (memory:
+that many rows per input); a line without a time stays after the line
+before it. limit, offset and the pipes after them apply to the merged rows.
+
 On a terminal, a progress bar on stderr shows bytes read, GB/s and ETA;
 it is removed before the first result is written to the same terminal.
 With no input and a terminal on stdin, spate query says so and exits
@@ -193,6 +202,9 @@ Exit status: 0 ok, 1 query or runtime error, 2 usage error, 130 interrupted
 
   # a live table of errors per service, redrawn every 5 seconds
   spate query -f --every 5s 'level:error | stats by (service) count() n | sort by (n desc)' /var/log/app/
+
+  # the errors of several services' logs, interleaved by time
+  spate query --merge 'level:error | fields _time, service, _msg' api.log web.log worker.log
 
   # requests per minute over the last hour, from stdin
   kubectl logs deploy/api | spate query '_time:1h | stats by (_time:1m) count()' -`,
@@ -225,6 +237,8 @@ Exit status: 0 ok, 1 query or runtime error, 2 usage error, 130 interrupted
 	fl.StringVar(&opts.since, "since", "", `only logs at or after this time: a duration back from now (15m, 2h, 1d), RFC 3339, a date (2026-11-24) or Unix seconds; values without a zone are in --tz`)
 	fl.StringVar(&opts.until, "until", "", "only logs at or before this time (the forms of --since)")
 	fl.DurationVar(&opts.every, "every", 0, "for queries that need all input (stats, sort, top, uniq, ...): print the result so far every DURATION while reading (with -f, or a slow stdin); redrawn on a terminal, else one snapshot after another, separated by an empty line")
+	fl.BoolVar(&opts.merge, "merge", false, "interleave the rows of all inputs in _time order (each file in order within --merge-window rows), instead of one input after another")
+	fl.IntVar(&opts.mergeWindow, "merge-window", defaultMergeWindow, "with --merge: rows of each input held to put slightly unordered lines in place (memory: this many rows per input)")
 	fl.IntVar(&opts.tail, "tail", 10, "with -f: start with the last N lines of each file (0: only new lines)")
 	fl.StringVar(&opts.inputFormat, "input-format", "auto", "how lines become fields: auto (guessed per file from its first 64 KiB), json (JSON objects; other lines plain text), logfmt, csv or tsv (with a header line), syslog (RFC 5424 or 3164), plain")
 	fl.BoolVar(&opts.binary, "binary", false, "read files with a NUL byte in their first 64 KiB too (default: skipped with a warning, as ripgrep does)")
@@ -326,6 +340,17 @@ func runQuery(ctx context.Context, opts queryOptions, text string, args []string
 	}
 	if opts.every > 0 && opts.every < 100*time.Millisecond {
 		return usagef("--every %s is too short: want 100ms or more", opts.every)
+	}
+	if opts.merge {
+		if opts.follow {
+			return usagef("--merge reads files to their end; -f prints lines as they come: use one or the other")
+		}
+		if opts.mergeWindow < 1 {
+			return usagef("invalid --merge-window %d: want 1 or more rows", opts.mergeWindow)
+		}
+		if err := checkMerge(q); err != nil {
+			return err
+		}
 	}
 	if !slices.Contains(output.Formats, format) {
 		return usagef("invalid --format %q: want one of %s", format, strings.Join(output.Formats, ", "))
@@ -482,7 +507,12 @@ func runQuery(ctx context.Context, opts queryOptions, text string, args []string
 		defer ls.stop()
 		sink = ls
 	}
-	st, err := query.Run(ctx, q, inputs, cfg, qopts, sink)
+	var st query.Stats
+	if opts.merge && len(inputs) > 1 {
+		st, err = runMerged(ctx, q, inputs, opts.mergeWindow, cfg, qopts, sink)
+	} else {
+		st, err = query.Run(ctx, q, inputs, cfg, qopts, sink)
+	}
 	if stopProgress != nil {
 		stopProgress()
 	}
