@@ -163,7 +163,9 @@ field_names, field_values, facets. Anything else is refused by name.
 of each, reads on as they grow, through rotation by rename and create and
 by copytruncate, picks up new files in the directories and globs given,
 and prints matching rows as they come (within about 200 ms); Ctrl-C ends
-it. Queries that need all input (stats, sort, uniq, top, field_names,
+it. Each file is read in its own format (guessed from its start when its
+first line is read, or --input-format; a CSV file's header is its first
+line, read again after a truncation). Queries that need all input (stats, sort, uniq, top, field_names,
 field_values, facets) need --every DURATION with -f: every DURATION they
 print their result over the lines read so far (on a terminal the screen is
 redrawn, as watch does; otherwise snapshot follows snapshot, separated by
@@ -414,7 +416,13 @@ func runQuery(ctx context.Context, opts queryOptions, text string, args []string
 		opts.stdin = pr
 		inputs = []string{"-"}
 	}
-	sniffed, err := sniffInputs(inputs, opts.inputFormat, opts.binary, store, stderr)
+	inputFormat := opts.inputFormat
+	if opts.follow && inputFormat != "plain" {
+		// The follower sends every file's lines as JSON objects (or as
+		// they are, when JSON or plain text already).
+		inputFormat = "json"
+	}
+	sniffed, err := sniffInputs(inputs, inputFormat, opts.binary, store, stderr)
 	if err != nil {
 		return err
 	}
@@ -586,9 +594,9 @@ func startFollow(ctx context.Context, opts queryOptions, q *query.Query, args []
 	if len(args) == 0 || slices.Contains(args, "-") {
 		return nil, nil, usagef("-f follows files: give files, directories or globs (stdin is read as it comes without -f)")
 	}
-	switch opts.inputFormat {
-	case "csv", "tsv":
-		return nil, nil, usagef("-f reads JSON, logfmt, syslog or plain text; not --input-format %s", opts.inputFormat)
+	conv, err := followConverter(opts.inputFormat, opts.binary, stderr)
+	if err != nil {
+		return nil, nil, err
 	}
 	paths := func() ([]string, error) {
 		names, _, err := expandInputs(args, store)
@@ -610,7 +618,7 @@ func startFollow(ctx context.Context, opts queryOptions, q *query.Query, args []
 	errc := make(chan error, 1)
 	fctx, cancel := context.WithCancel(ctx)
 	go func() {
-		err := follow.Run(fctx, follow.Config{Paths: paths, Tail: opts.tail, Warn: stderr}, pw)
+		err := follow.Run(fctx, follow.Config{Paths: paths, Tail: opts.tail, Warn: stderr, Convert: conv}, pw)
 		pw.CloseWithError(err)
 		errc <- err
 	}()
@@ -685,6 +693,55 @@ func (o *outputFile) commit(ok bool) error {
 // discard removes an uncommitted temporary file (on a usage error before
 // the query ran).
 func (o *outputFile) discard() { o.commit(false) }
+
+// followConverter returns follow's Convert for --input-format spec: each
+// followed file's lines are read in its own format (guessed, when spec is
+// auto, from the file's first 64 KiB when its first line is read; a CSV
+// file's header is its first line) and reach the query as JSON objects.
+// Binary files are left out with a warning unless readBinary.
+func followConverter(spec string, readBinary bool, warn io.Writer) (func(string, *os.File) follow.ConvertFunc, error) {
+	forced, auto, err := parseInputFormat(spec)
+	if err != nil {
+		return nil, err
+	}
+	if !auto && query.NewLineConverter(forced) == nil {
+		return nil, nil // JSON or plain text: the lines pass as they are
+	}
+	return func(path string, h *os.File) follow.ConvertFunc {
+		decided, skip := false, false
+		var c *query.LineConverter
+		return func(dst, line []byte, off int64) ([]byte, bool) {
+			if !decided {
+				decided = true
+				head := make([]byte, sniffBytes)
+				n, _ := h.ReadAt(head, 0)
+				head = head[:n]
+				f := forced
+				sniffed, binary := query.Sniff(head)
+				switch {
+				case binary && !readBinary:
+					fmt.Fprintf(warn, "spate: %s: binary file (a NUL byte in its first %d KiB); not followed (--binary reads it)\n", path, sniffBytes>>10)
+					skip = true
+				case auto:
+					f = sniffed
+				case f.Kind == query.FormatCSV:
+					if f.Header = csvHeader(head, f.Comma); len(f.Header) == 0 {
+						fmt.Fprintf(warn, "spate: %s: no header line for --input-format %s; not followed\n", path, spec)
+						skip = true
+					}
+				}
+				c = query.NewLineConverter(f)
+			}
+			switch {
+			case skip:
+				return dst, false
+			case c == nil:
+				return append(append(dst, line...), '\n'), true
+			}
+			return c.Append(dst, line, off)
+		}
+	}, nil
+}
 
 // pipeName names a pipe for messages: the first word of its LogsQL.
 func pipeName(p query.Pipe) string {

@@ -479,3 +479,125 @@ func TestQueryTableManyRows(t *testing.T) {
 		}
 	}
 }
+
+// followLines starts spate query -f with args (this test binary as main)
+// and returns a function that waits for its next stdout line, and one that
+// sends Ctrl-C and returns the exit code.
+func followLines(t *testing.T, args ...string) (next func() string, stop func() int) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, append([]string{"query", "-f"}, args...)...)
+	cmd.Env = append(os.Environ(), mainEnv+"=1")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	lines := make(chan string, 64)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	next = func() string {
+		t.Helper()
+		select {
+		case l := <-lines:
+			return l
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no line after 10 s; stderr: %s", stderr.String())
+		}
+		return ""
+	}
+	stop = func() int {
+		cmd.Process.Signal(os.Interrupt)
+		err := cmd.Wait()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode()
+		}
+		return 0
+	}
+	return next, stop
+}
+
+// TestQueryFollowFormats follows a CSV file, a logfmt file and a JSON file
+// at once: each file's lines are read in its own format (the CSV header
+// from its first line, also when --tail starts past it, and again after
+// copytruncate), and --every prints stats snapshots over them.
+func TestQueryFollowFormats(t *testing.T) {
+	dir := t.TempDir()
+	csvPath := writeLogs(t, dir, "a.csv", "ts,level,msg\n2026-01-01T00:00:00Z,info,\"hello, csv\"\n")
+	lfPath := writeLogs(t, dir, "b.log", "ts=2026-01-01T00:00:01Z level=error msg=\"hello logfmt\"\n")
+	appendTo := func(path, text string) {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.WriteString(text)
+		f.Close()
+	}
+	next, stop := followLines(t, "--tail", "1", "* | fields _time, level, _msg", dir)
+	got := map[string]bool{next(): true, next(): true}
+	for _, want := range []string{
+		`{"_time":"2026-01-01T00:00:00Z","level":"info","_msg":"hello, csv"}`,
+		`{"_time":"2026-01-01T00:00:01Z","level":"error","_msg":"hello logfmt"}`,
+	} {
+		if !got[want] {
+			t.Fatalf("tail lines %v lack %s", got, want)
+		}
+	}
+	appendTo(csvPath, "2026-01-01T00:00:02Z,warn,second\n")
+	if l, want := next(), `{"_time":"2026-01-01T00:00:02Z","level":"warn","_msg":"second"}`; l != want {
+		t.Fatalf("got %s, want %s", l, want)
+	}
+	// copytruncate, then a new header with other columns.
+	if err := os.WriteFile(csvPath, []byte("level,msg\ndebug,after truncate\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if l, want := next(), `{"level":"debug","_msg":"after truncate"}`; l != want {
+		t.Fatalf("got %s, want %s", l, want)
+	}
+	appendTo(filepath.Join(dir, "c.log"), `{"level":"info","msg":"json too"}`+"\n")
+	if l, want := next(), `{"level":"info","_msg":"json too"}`; l != want {
+		t.Fatalf("got %s, want %s", l, want)
+	}
+	if code := stop(); code != ExitInterrupted {
+		t.Fatalf("exit %d", code)
+	}
+
+	// --every: a snapshot of the counts per level after each change.
+	next, stop = followLines(t, "--every", "150ms", "--format", "csv", "* | stats by (level) count() n", lfPath, csvPath)
+	waitFor := func(want string) {
+		t.Helper()
+		var snap []string
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+			l := next()
+			if l == "" {
+				if strings.Join(snap, "|") == want {
+					return
+				}
+				snap = snap[:0]
+				continue
+			}
+			snap = append(snap, l)
+		}
+		t.Fatalf("no snapshot %s", want)
+	}
+	waitFor("level,n|debug,1|error,1")
+	appendTo(lfPath, "level=debug msg=x\nlevel=info msg=y\n")
+	waitFor("level,n|debug,2|error,1|info,1")
+	if code := stop(); code != ExitInterrupted {
+		t.Fatalf("exit %d", code)
+	}
+}

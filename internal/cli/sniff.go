@@ -21,6 +21,30 @@ const sniffBytes = 64 << 10
 // inputFormats are the values of --input-format.
 var inputFormats = []string{"auto", "json", "logfmt", "csv", "tsv", "syslog", "plain"}
 
+// parseInputFormat reads --input-format: the format it forces, or auto.
+func parseInputFormat(spec string) (forced query.InputFormat, auto bool, err error) {
+	switch spec {
+	case "", "auto":
+		return forced, true, nil
+	case "json":
+	case "logfmt":
+		forced.Kind = query.FormatLogfmt
+	case "plain":
+		forced.Kind = query.FormatPlain
+	case "syslog":
+		forced.Kind = query.FormatSyslog
+	case "csv", "tsv":
+		forced.Kind = query.FormatCSV
+		forced.Comma = ','
+		if spec == "tsv" {
+			forced.Comma = '\t'
+		}
+	default:
+		return forced, false, usagef("invalid --input-format %q: want %s", spec, strings.Join(inputFormats, ", "))
+	}
+	return forced, false, nil
+}
+
 // sniffedInputs is what sniffInputs kept.
 type sniffedInputs struct {
 	names   []string
@@ -37,25 +61,10 @@ type sniffedInputs struct {
 // text unless the format is forced. Store segments are NDJSON.
 func sniffInputs(names []string, spec string, readBinary bool, store *storescan.Inputs, w io.Writer) (*sniffedInputs, error) {
 	out := &sniffedInputs{}
-	var forced query.InputFormat
-	switch spec {
-	case "", "auto", "json":
-	case "logfmt":
-		forced.Kind = query.FormatLogfmt
-	case "plain":
-		forced.Kind = query.FormatPlain
-	case "syslog":
-		forced.Kind = query.FormatSyslog
-	case "csv", "tsv":
-		forced.Kind = query.FormatCSV
-		forced.Comma = ','
-		if spec == "tsv" {
-			forced.Comma = '\t'
-		}
-	default:
-		return nil, usagef("invalid --input-format %q: want %s", spec, strings.Join(inputFormats, ", "))
+	forced, auto, err := parseInputFormat(spec)
+	if err != nil {
+		return nil, err
 	}
-	auto := spec == "" || spec == "auto"
 	for _, name := range names {
 		if name == "-" || store.Holds([]string{name}) {
 			if forced.Kind == query.FormatCSV && name == "-" {

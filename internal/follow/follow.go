@@ -31,7 +31,18 @@ type Config struct {
 	Poll, Rescan time.Duration
 	// Warn receives one line per file that cannot be read; nil: none.
 	Warn io.Writer
+	// Convert, when set, is called each time a file is opened or found
+	// truncated, with the file; the function it returns (nil: none) turns
+	// each complete line of it (without its newline; off is where the line
+	// starts in the file) into the bytes to write, appended to dst with
+	// their newline, or reports false to leave the line out. It lets lines
+	// of several formats (logfmt, CSV with the header of its own file)
+	// share one stream.
+	Convert func(path string, h *os.File) ConvertFunc
 }
+
+// ConvertFunc converts one line; see Config.Convert.
+type ConvertFunc func(dst, line []byte, off int64) ([]byte, bool)
 
 // file is one followed path.
 type file struct {
@@ -40,6 +51,7 @@ type file struct {
 	id      fileID
 	off     int64
 	partial []byte // a line not yet ended
+	conv    ConvertFunc
 }
 
 // fileID tells files apart across renames: device and inode.
@@ -87,6 +99,7 @@ type follower struct {
 	order []string // paths in the order they were added
 	buf   []byte
 	out   []byte
+	line  []byte
 }
 
 func (fl *follower) warn(format string, args ...any) {
@@ -135,7 +148,15 @@ func (fl *follower) open(f *file, atStart bool) error {
 	if atStart {
 		f.off = tailOffset(h, fi.Size(), fl.cfg.Tail)
 	}
+	fl.converter(f)
 	return nil
+}
+
+func (fl *follower) converter(f *file) {
+	f.conv = nil
+	if fl.cfg.Convert != nil {
+		f.conv = fl.cfg.Convert(f.path, f.f)
+	}
 }
 
 // tailOffset returns where the last n lines of a file of size bytes start.
@@ -218,6 +239,7 @@ func (fl *follower) pollAll() error {
 				return err
 			}
 			f.off = 0
+			fl.converter(f)
 			if err := fl.drain(f); err != nil {
 				return err
 			}
@@ -237,7 +259,12 @@ func (fl *follower) drain(f *file) error {
 			if last < 0 {
 				f.partial = append(f.partial, data...)
 			} else {
-				fl.out = append(append(fl.out[:0], f.partial...), data[:last+1]...)
+				if f.conv != nil {
+					start := f.off - int64(n) - int64(len(f.partial))
+					fl.out = fl.convert(f, fl.out[:0], start, f.partial, data[:last+1])
+				} else {
+					fl.out = append(append(fl.out[:0], f.partial...), data[:last+1]...)
+				}
 				f.partial = append(f.partial[:0], data[last+1:]...)
 				if _, err := fl.w.Write(fl.out); err != nil {
 					return err
@@ -250,12 +277,36 @@ func (fl *follower) drain(f *file) error {
 	}
 }
 
+// convert appends to dst the lines of head+data (complete lines, the first
+// starting at byte start of f), each through f's converter.
+func (fl *follower) convert(f *file, dst []byte, start int64, head, data []byte) []byte {
+	if len(head) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		fl.line = append(append(fl.line[:0], head...), data[:i]...)
+		dst, _ = f.conv(dst, fl.line, start)
+		start += int64(len(fl.line)) + 1
+		data = data[i+1:]
+	}
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		dst, _ = f.conv(dst, data[:i], start)
+		start += int64(i) + 1
+		data = data[i+1:]
+	}
+	return dst
+}
+
 // flushPartial writes f's unfinished line as a line of its own.
 func (fl *follower) flushPartial(f *file) error {
 	if len(f.partial) == 0 {
 		return nil
 	}
-	fl.out = append(append(fl.out[:0], f.partial...), '\n')
+	if f.conv != nil {
+		// The partial line is what was read last, up to f.off.
+		fl.out, _ = f.conv(fl.out[:0], f.partial, f.off-int64(len(f.partial)))
+	} else {
+		fl.out = append(append(fl.out[:0], f.partial...), '\n')
+	}
 	f.partial = f.partial[:0]
 	_, err := fl.w.Write(fl.out)
 	return err

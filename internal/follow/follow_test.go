@@ -178,3 +178,60 @@ func TestTailOffset(t *testing.T) {
 		f.Close()
 	}
 }
+
+// TestConvert: each line reaches Convert's function whole, with the offset
+// where it starts in its file, also when it was written in pieces, and the
+// function is asked for again after a truncation.
+func TestConvert(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "a.log")
+	if err := os.WriteFile(p, []byte("header\nfirst\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	opens := 0
+	conv := func(path string, h *os.File) ConvertFunc {
+		mu.Lock()
+		opens++
+		gen := opens
+		mu.Unlock()
+		return func(dst, line []byte, off int64) ([]byte, bool) {
+			if off == 0 {
+				return dst, false // a header
+			}
+			return fmt.Appendf(dst, "line %d\n", int64(gen)*1000+off), true
+		}
+	}
+	pr, pw := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, Config{Paths: func() ([]string, error) { return []string{p}, nil }, Tail: 5, Poll: 5 * time.Millisecond, Convert: conv}, pw)
+		pw.Close()
+	}()
+	c := &collector{seen: map[int]int{}}
+	go c.read(pr)
+	c.waitFor(t, 1) // "first" at 7
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("sec")
+	time.Sleep(50 * time.Millisecond)
+	f.WriteString("ond\nthird\n") // "second" at 13, "third" at 20
+	f.Close()
+	c.waitFor(t, 3)
+	if err := os.WriteFile(p, []byte("h2\nx\n"), 0o644); err != nil { // truncated: "x" at 3
+		t.Fatal(err)
+	}
+	c.waitFor(t, 4)
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{1007, 1013, 1020, 2003} {
+		if c.seen[n] != 1 {
+			t.Fatalf("line %d seen %d times; all: %v, bad %q", n, c.seen[n], c.seen, c.bad)
+		}
+	}
+}
