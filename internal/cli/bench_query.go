@@ -55,7 +55,10 @@ lines/s, rows returned and peak RSS. Every round runs in a fresh child
 process, so peak RSS is the query's own (it counts mapped file pages).
 
 Without FILE, a --size sample made by spate gen is used, kept in the cache
-directory like spate demo's. The file is read once before timing, so the
+directory like spate demo's. On your own FILE the standard queries use its
+field names (severity for level, app for service, status_code for status,
+...; looked up in its first 2,000 logs); those that need a field it lacks
+are left out, and stderr says which. The file is read once before timing, so the
 numbers are warm-cache numbers.`,
 		Example: `  spate bench query                       # 512 MiB sample, 3 rounds per query
   spate bench query --size 2GiB --repeat 5
@@ -128,6 +131,17 @@ func runBenchQuery(cmd *cobra.Command, o *benchQueryOpts, args []string) error {
 			return err
 		}
 	}
+	if len(args) == 1 && len(o.queries) == 0 {
+		fields, err := sampleFieldNames(cmd.Context(), file)
+		if err != nil {
+			return err
+		}
+		var notes []string
+		queries, notes = adaptQueries(fields)
+		for _, n := range notes {
+			fmt.Fprintf(errw, "bench query: %s\n", n)
+		}
+	}
 	lines, err := warmFile(file)
 	if err != nil {
 		return err
@@ -178,6 +192,118 @@ func runBenchQuery(cmd *cobra.Command, o *benchQueryOpts, args []string) error {
 		fmt.Fprintf(tw, "%.3f\t%.2f\t%.1f\t%d\t%.0f\t %s\n", r.MedianSeconds, r.GBps, r.LinesPerSec/1e6, r.Rows, r.PeakRSSMB/1.048576, r.Query)
 	}
 	return tw.Flush()
+}
+
+// benchFieldRoles are the fields the standard queries use and, for each,
+// the names logs commonly give it, in order of preference.
+var benchFieldRoles = []struct {
+	role  string
+	names []string
+}{
+	{"level", []string{"level", "severity", "lvl", "log.level", "loglevel", "levelname"}},
+	{"service", []string{"service", "service.name", "app", "app_name", "application", "component", "logger", "hostname", "host"}},
+	{"status", []string{"status", "status_code", "http.status", "http.status_code", "response.status", "statusCode", "code"}},
+	{"latency_ms", []string{"latency_ms", "duration_ms", "latency", "duration", "elapsed", "response_time", "request_time", "took"}},
+	{"path", []string{"path", "url", "uri", "http.path", "request", "route", "endpoint"}},
+	{"bytes", []string{"bytes", "size", "bytes_sent", "body_bytes_sent", "response_size", "length", "content_length"}},
+}
+
+// sampleFieldNames returns the field names of the first 2,000 logs of
+// file, read as spate query reads it.
+func sampleFieldNames(ctx context.Context, file string) (map[string]bool, error) {
+	q, err := query.Parse("* | limit 2000 | field_names", time.Now())
+	if err != nil {
+		return nil, err
+	}
+	var names fieldNameSink
+	var discard bytes.Buffer
+	sn, err := sniffInputs([]string{file}, "auto", true, nil, &discard)
+	if err != nil || len(sn.names) == 0 {
+		return nil, fmt.Errorf("cannot read %s: %s", file, strings.TrimSpace(discard.String()))
+	}
+	if _, err := query.Run(ctx, q, sn.names, fileread.Config{}, query.Options{InputFormats: sn.formats}, &names); err != nil {
+		return nil, fmt.Errorf("read %s: %w", file, err)
+	}
+	return names, nil
+}
+
+type fieldNameSink map[string]bool
+
+func (s *fieldNameSink) WriteRow(r *query.Row) error {
+	if *s == nil {
+		*s = map[string]bool{}
+	}
+	(*s)[r.Get("name")] = true
+	return nil
+}
+
+// adaptQueries rewrites the standard queries with the field names a file
+// has (level may be severity, service app, ...), leaving out those that
+// need a field it lacks; notes say what was renamed and what was left out.
+func adaptQueries(fields map[string]bool) (queries, notes []string) {
+	rename := map[string]string{}
+	var missing []string
+	for _, r := range benchFieldRoles {
+		found := ""
+		for _, n := range r.names {
+			if fields[n] {
+				found = n
+				break
+			}
+		}
+		switch {
+		case found == "":
+			missing = append(missing, r.role)
+			notes = append(notes, fmt.Sprintf("no %s field (looked for %s): queries that need it are left out; give your own with --query", r.role, strings.Join(r.names, ", ")))
+		case found != r.role:
+			rename[r.role] = found
+			notes = append(notes, fmt.Sprintf("using the field %s for %s", found, r.role))
+		}
+	}
+	for _, q := range standardQueries {
+		words := strings.FieldsFunc(q, func(c rune) bool { return strings.ContainsRune(" (),:|", c) })
+		skip := false
+		for _, w := range words {
+			if slices.Contains(missing, w) {
+				skip = true
+			}
+		}
+		if skip {
+			continue
+		}
+		for role, name := range rename {
+			q = replaceField(q, role, quoteFieldName(name))
+		}
+		queries = append(queries, q)
+	}
+	return queries, notes
+}
+
+// replaceField replaces the field name old in q where it stands as a
+// whole word (before ':' in a filter, or inside parentheses).
+func replaceField(q, old, name string) string {
+	var b strings.Builder
+	for i := 0; i < len(q); {
+		if strings.HasPrefix(q[i:], old) && (i == 0 || strings.ContainsRune(" (,", rune(q[i-1]))) &&
+			(i+len(old) == len(q) || strings.ContainsRune(" ),:", rune(q[i+len(old)]))) {
+			b.WriteString(name)
+			i += len(old)
+			continue
+		}
+		b.WriteByte(q[i])
+		i++
+	}
+	return b.String()
+}
+
+// quoteFieldName quotes a field name that LogsQL would not read as one word.
+func quoteFieldName(n string) string {
+	for _, c := range n {
+		if !(c == '_' || c == '.' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			return fmt.Sprintf("%q", n)
+		}
+	}
+	return n
 }
 
 func strategyNote(rows []benchQueryRow) string {

@@ -4,10 +4,13 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spate-io/spate/internal/benchio"
+	"github.com/spate-io/spate/internal/query"
 )
 
 func TestBenchIO(t *testing.T) {
@@ -91,5 +94,29 @@ func TestDemo(t *testing.T) {
 	}
 	if m, _ := filepath.Glob(filepath.Join(dir, "*.tmp")); len(m) != 0 {
 		t.Fatalf("temporary sample left behind: %v", m)
+	}
+}
+
+// TestAdaptQueries: bench query on a user's file uses its field names and
+// leaves out the queries that need a field it lacks.
+func TestAdaptQueries(t *testing.T) {
+	qs, notes := adaptQueries(map[string]bool{"_msg": true, "severity": true, "service.name": true, "status_code": true, "duration": true, "http.path": true})
+	want := []string{
+		`* | stats count()`,
+		`severity:error | stats count()`,
+		`~"timeout" | stats count()`,
+		`* | stats by (service.name) count()`,
+		`status_code:>=500 | stats by (service.name) count(), avg(duration), quantile(0.95, duration)`,
+	}
+	if !slices.Equal(qs, want) {
+		t.Fatalf("got\n%s\nwant\n%s", strings.Join(qs, "\n"), strings.Join(want, "\n"))
+	}
+	if !strings.Contains(strings.Join(notes, "\n"), "no bytes field") {
+		t.Fatalf("notes %q", notes)
+	}
+	for _, q := range qs {
+		if _, err := query.Parse(q, time.Now()); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
 	}
 }

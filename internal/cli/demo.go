@@ -26,8 +26,8 @@ func newDemoCmd() *cobra.Command {
 		Use:   "demo",
 		Short: "Make a sample log file and show spate on it",
 		Long: `Make a sample of realistic NDJSON logs (kept in a cache directory and
-reused next time), compare the read strategies on it with a quick
-warm-cache 'bench io', run a few LogsQL queries on it with their speed, and
+reused next time), run a few LogsQL queries on it with their speed, then
+compare the read strategies on it with a quick warm-cache 'bench io', and
 print what to try next.`,
 		Example: `  spate demo
   spate demo --size 64MiB          # quicker
@@ -67,7 +67,10 @@ func runDemo(cmd *cobra.Command, o *demoOpts) error {
 		return err
 	}
 
-	fmt.Fprintf(out, "\n== Read strategies on %s (warm cache, %d round(s) each) ==\n\n", sample, o.repeat)
+	if err := demoQueries(cmd, out, sample); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\n== How fast each read strategy gets through %s (warm cache, %d round(s) each) ==\n\n", sample, o.repeat)
 	bo := &benchIOOpts{repeat: o.repeat, cache: "warm", work: "lines"}
 	cfg, err := bo.config([]string{sample})
 	if err != nil {
@@ -79,9 +82,6 @@ func runDemo(cmd *cobra.Command, o *demoOpts) error {
 		return err
 	}
 	if err := benchio.WriteTable(out, rep); err != nil {
-		return err
-	}
-	if err := demoQueries(cmd, out, sample); err != nil {
 		return err
 	}
 

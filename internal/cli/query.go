@@ -965,37 +965,36 @@ func endsInStats(q *query.Query) bool {
 
 func printQueryStats(w io.Writer, st query.Stats) {
 	secs := max(st.Duration.Seconds(), 1e-9)
-	lines := formatThousands(st.Lines)
+	lines := formatThousands(st.Lines) + " lines"
 	if !st.LinesExact {
-		lines = "≥" + lines
+		lines = "at least " + lines // a limit stopped the scan, or lines were only searched
 	}
-	strategies := map[string]bool{}
 	var names []string
 	for _, s := range st.Strategies {
-		if !strategies[string(s)] {
-			strategies[string(s)] = true
+		if !slices.Contains(names, string(s)) {
 			names = append(names, string(s))
 		}
 	}
-	fmt.Fprintf(w, "spate: %s in %s, %.2f GB/s; %s lines, %s parsed (%s bad lines: invalid JSON or UTF-8; %s plain-text lines; %s bad times), %s matched; read with %s",
-		formatSize(st.Bytes), formatSeconds(st.Duration), float64(st.Bytes)/1e9/secs,
-		lines, formatThousands(st.Parsed),
-		formatThousands(st.BadLines), formatThousands(st.PlainLines), formatThousands(st.BadTimes),
-		formatThousands(st.Matched), strings.Join(names, ", "))
-	if st.Parsed < st.Lines {
-		fmt.Fprint(w, "; unparsed lines (ruled out on raw bytes, or only counted) were not checked for bad JSON")
-	}
-	if st.EarlyRejected > 0 {
-		fmt.Fprintf(w, "; %s lines rejected by the filter before their end were not checked for bad JSON past it", formatThousands(st.EarlyRejected))
+	fmt.Fprintf(w, "spate: read %s (%s) in %s, %.2f GB/s, with %s; %s matched the filter",
+		formatSize(st.Bytes), lines, formatSeconds(st.Duration), float64(st.Bytes)/1e9/secs,
+		strings.Join(names, ", "), formatThousands(st.Matched))
+	if st.Stopped {
+		fmt.Fprint(w, "; stopped early: the limit was reached")
 	}
 	if st.LongLines > 0 {
 		fmt.Fprintf(w, "; %s lines over --max-line-size skipped", formatThousands(st.LongLines))
 	}
-	if st.Stopped {
-		fmt.Fprint(w, "; stopped early at the limit")
-	}
 	if st.Spilled > 0 {
 		fmt.Fprintf(w, "; %s of stats groups spilled to temp files", formatSize(st.Spilled))
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "spate: %s parsed: %s bad lines (not valid JSON or UTF-8, read as plain text), %s plain-text lines, %s bad times (kept in their field, no _time)",
+		formatThousands(st.Parsed), formatThousands(st.BadLines), formatThousands(st.PlainLines), formatThousands(st.BadTimes))
+	if st.Parsed < st.Lines {
+		fmt.Fprint(w, "; the lines not parsed (ruled out on their raw bytes, or only counted) were not checked")
+	}
+	if st.EarlyRejected > 0 {
+		fmt.Fprintf(w, "; %s lines that the filter rejected before their end were checked only up to there", formatThousands(st.EarlyRejected))
 	}
 	fmt.Fprintln(w)
 }

@@ -126,8 +126,12 @@ func (s *Inputs) Open(name string) (*os.File, int64, error) {
 	return f, -1, err
 }
 
-// Holds reports whether every one of names is a segment Add gave.
+// Holds reports whether every one of names is a segment Add gave (never,
+// for a nil s).
 func (s *Inputs) Holds(names []string) bool {
+	if s == nil {
+		return false
+	}
 	for _, n := range names {
 		if _, ok := s.files[n]; !ok {
 			return false
