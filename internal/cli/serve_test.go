@@ -723,7 +723,7 @@ func TestQueryStorePrune(t *testing.T) {
 	}
 	skipped := func(stderr string) (read, total int) {
 		t.Helper()
-		if _, err := fmt.Sscanf(stderr[strings.Index(stderr, "spate: read "):], "spate: read %d of the %d segments", &read, &total); err != nil {
+		if _, err := fmt.Sscanf(stderr[strings.LastIndex(stderr, "spate: read "):], "spate: read %d of the %d segments", &read, &total); err != nil {
 			t.Fatalf("no segment counts in %q", stderr)
 		}
 		return read, total
