@@ -36,6 +36,7 @@ var standardQueries = []string{
 type benchQueryOpts struct {
 	size     sizeFlag
 	seed     uint64
+	layouts  int
 	dir      string
 	repeat   int
 	workers  int
@@ -70,6 +71,7 @@ numbers are warm-cache numbers.`,
 	f := cmd.Flags()
 	f.Var(&o.size, "size", "size of the generated sample when no FILE is given")
 	f.Uint64Var(&o.seed, "seed", 1, "seed of the generated sample")
+	f.IntVar(&o.layouts, "layouts", 1, "field layouts in the generated sample (see spate gen --layouts)")
 	f.StringVar(&o.dir, "dir", "", "directory for the cached sample (default: the user cache dir, e.g. ~/.cache/spate)")
 	f.IntVar(&o.repeat, "repeat", 3, "rounds per query; the median is reported")
 	f.IntVar(&o.workers, "workers", 0, "query workers (default 0: one per CPU)")
@@ -126,8 +128,15 @@ func runBenchQuery(cmd *cobra.Command, o *benchQueryOpts, args []string) error {
 		if err != nil {
 			return err
 		}
-		file = filepath.Join(dir, fmt.Sprintf("demo-seed%d-%s.ndjson", o.seed, formatSize(int64(o.size))))
-		if err := ensureSample(cmd, file, gen.Config{Seed: o.seed, Size: int64(o.size)}, errw); err != nil {
+		if o.layouts < 1 || o.layouts > 16 {
+			return usagef("invalid --layouts %d: want 1 to 16", o.layouts)
+		}
+		name := fmt.Sprintf("demo-seed%d-%s.ndjson", o.seed, formatSize(int64(o.size)))
+		if o.layouts > 1 {
+			name = fmt.Sprintf("demo-seed%d-%s-layouts%d.ndjson", o.seed, formatSize(int64(o.size)), o.layouts)
+		}
+		file = filepath.Join(dir, name)
+		if err := ensureSample(cmd, file, gen.Config{Seed: o.seed, Size: int64(o.size), Layouts: o.layouts}, errw); err != nil {
 			return err
 		}
 	}

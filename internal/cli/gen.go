@@ -21,6 +21,7 @@ type genOptions struct {
 	format  string
 	output  string // "" or "-" means stdout
 	workers int
+	layouts int
 }
 
 func newGenCmd() *cobra.Command {
@@ -64,6 +65,7 @@ or failed run removes the partial file.`,
 	fl.Var(&size, "size", "output size in bytes, with an optional unit such as 64KiB, 512MiB, 2GiB or 1GB")
 	fl.StringVar(&opts.format, "format", "ndjson", "output format: "+strings.Join(gen.Formats(), ", "))
 	fl.StringVarP(&opts.output, "output", "o", "-", `output file, created or truncated; "-" means stdout`)
+	fl.IntVar(&opts.layouts, "layouts", 1, "NDJSON only: lines in this many field layouts (key orders and sets), by service, as when services with different loggers share a file (1 to 16)")
 	fl.IntVar(&opts.workers, "workers", 0, "goroutines generating in parallel (count); does not change the output (default 0: one per CPU, GOMAXPROCS)")
 	return cmd
 }
@@ -77,7 +79,13 @@ func runGen(ctx context.Context, opts genOptions, stdout, stderr io.Writer) erro
 	if opts.workers < 0 {
 		return usagef("invalid --workers %d: want 0 (one per CPU) or more", opts.workers)
 	}
-	cfg := gen.Config{Seed: opts.seed, Size: opts.size, Format: opts.format, Workers: opts.workers}
+	if opts.layouts < 1 || opts.layouts > 16 {
+		return usagef("invalid --layouts %d: want 1 to 16", opts.layouts)
+	}
+	if opts.layouts > 1 && opts.format != "" && opts.format != "ndjson" {
+		return usagef("--layouts is for NDJSON; --format %s has one layout", opts.format)
+	}
+	cfg := gen.Config{Seed: opts.seed, Size: opts.size, Format: opts.format, Workers: opts.workers, Layouts: opts.layouts}
 	if opts.output == "" || opts.output == "-" {
 		_, err := gen.Write(ctx, stdout, cfg)
 		return err

@@ -46,6 +46,11 @@ func appendNDJSON(dst []byte, rec *record) []byte {
 		dst = appendUserID(dst, rec.userID)
 		dst = append(dst, '"')
 	}
+	return appendNDJSONTail(dst, rec)
+}
+
+// appendNDJSONTail appends the fields from msg on and the line's end.
+func appendNDJSONTail(dst []byte, rec *record) []byte {
 	dst = append(dst, `,"msg":`...)
 	dst = appendJSONString(dst, rec.msg)
 	if rec.hasHTTP {

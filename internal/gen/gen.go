@@ -47,6 +47,12 @@ type Config struct {
 	// Format is "ndjson", "csv" or "logfmt"; "" means ndjson.
 	Format string
 
+	// Layouts, when more than 1, makes NDJSON lines come in that many
+	// field layouts (orders and sets of keys), by service, as in files
+	// where services with different loggers interleave (see layouts.go).
+	// At most 16; 0 and 1 mean the one layout.
+	Layouts int
+
 	// Workers is the number of goroutines generating blocks in parallel;
 	// 0 (or less) means runtime.GOMAXPROCS(0). The output does not depend
 	// on it.
@@ -150,6 +156,12 @@ func write(ctx context.Context, w io.Writer, cfg Config) (Stats, error) {
 	if err != nil {
 		return st, err
 	}
+	if cfg.Layouts < 0 || cfg.Layouts > maxLayouts {
+		return st, fmt.Errorf("layouts %d: want 1 to %d", cfg.Layouts, maxLayouts)
+	}
+	if cfg.Layouts > 1 && f != formatNDJSON {
+		return st, fmt.Errorf("layouts: only NDJSON lines come in several layouts")
+	}
 	if err := ctx.Err(); err != nil {
 		return st, err
 	}
@@ -178,7 +190,7 @@ func write(ctx context.Context, w io.Writer, cfg Config) (Stats, error) {
 		}
 		lanes[i] = l
 		wg.Go(func() {
-			g := &blockGen{seed: cfg.Seed, format: f}
+			g := &blockGen{seed: cfg.Seed, format: f, layouts: cfg.Layouts}
 			for b := int64(i); ; b += int64(workers) {
 				var buf []byte
 				select {
@@ -250,9 +262,10 @@ func write(ctx context.Context, w io.Writer, cfg Config) (Stats, error) {
 // blockGen appends whole blocks of lines. Each worker owns one; it is not
 // safe for concurrent use.
 type blockGen struct {
-	seed   uint64
-	format format
-	rg     recordGen
+	seed    uint64
+	format  format
+	layouts int
+	rg      recordGen
 }
 
 // appendBlock appends block b (lines b*blockLines … (b+1)*blockLines-1,
@@ -271,6 +284,13 @@ func (g *blockGen) appendBlock(dst []byte, b int64, limit int64) []byte {
 	// Dispatch once per block, then loop over the concrete formatter.
 	switch g.format {
 	case formatNDJSON:
+		if g.layouts > 1 {
+			for i := int64(0); i < blockLines && int64(len(dst)) <= end; i++ {
+				g.rg.draw(first + i)
+				dst = appendNDJSONLayout(dst, &g.rg.rec, g.rg.rec.service()%g.layouts)
+			}
+			break
+		}
 		for i := int64(0); i < blockLines && int64(len(dst)) <= end; i++ {
 			g.rg.draw(first + i)
 			dst = appendNDJSON(dst, &g.rg.rec)

@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sort"
 	"strconv"
@@ -742,5 +743,56 @@ func TestPickTable(t *testing.T) {
 		if math.Abs(float64(counts[i])-want) > 4 || w > 0 && counts[i] == 0 || w == 0 && counts[i] != 0 {
 			t.Fatalf("index %d (weight %v): %d slots, want about %.1f", i, w, counts[i], want)
 		}
+	}
+}
+
+// TestLayouts: with Layouts, each line is valid JSON holding the same
+// fields and values as the line of the same record in the one layout (plus
+// "pod" in odd layouts), in one of Layouts key orders by service, and some
+// layouts differ before the service field.
+func TestLayouts(t *testing.T) {
+	var one, mixed bytes.Buffer
+	if _, err := Write(context.Background(), &one, Config{Seed: 3, Size: 2 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Write(context.Background(), &mixed, Config{Seed: 3, Size: 2 << 20, Layouts: 8}); err != nil {
+		t.Fatal(err)
+	}
+	a := strings.Split(strings.TrimSuffix(one.String(), "\n"), "\n")
+	b := strings.Split(strings.TrimSuffix(mixed.String(), "\n"), "\n")
+	orders := map[string]bool{}
+	beforeService := map[string]bool{}
+	for i := range min(len(a), len(b)) {
+		var ma, mb map[string]any
+		if err := json.Unmarshal([]byte(a[i]), &ma); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal([]byte(b[i]), &mb); err != nil {
+			t.Fatalf("line %d: %v: %s", i, err, b[i])
+		}
+		delete(mb, "pod")
+		if !reflect.DeepEqual(ma, mb) {
+			t.Fatalf("line %d: %s\nvs %s", i, b[i], a[i])
+		}
+		dec := json.NewDecoder(strings.NewReader(b[i]))
+		dec.Token()
+		var keys []string
+		for dec.More() {
+			k, _ := dec.Token()
+			keys = append(keys, k.(string))
+			var v any
+			dec.Decode(&v)
+		}
+		if len(keys) >= 13 { // no field missing: the order is the layout's
+			orders[strings.Join(keys[:len(keys)-2], ",")] = true
+			before, _, _ := strings.Cut(strings.Join(keys, ","), "service")
+			beforeService[before] = true
+		}
+	}
+	if len(orders) < 8 || len(beforeService) < 4 {
+		t.Fatalf("%d key orders, %d different runs of keys before service", len(orders), len(beforeService))
+	}
+	if _, err := Write(context.Background(), io.Discard, Config{Size: 100, Layouts: 2, Format: "csv"}); err == nil {
+		t.Fatal("layouts accepted for csv")
 	}
 }

@@ -94,19 +94,23 @@ const (
 // then do not allocate. The buffers keep the size of the longest decoded
 // key, decoded value and nesting seen. Reuse also lets Next predict each
 // key from the previous lines, which makes it faster on logs whose lines
-// share a layout (see predict.go); an Iter takes about 3.3 KiB.
+// share a layout, or one of a few (see predict.go); an Iter takes about
+// 25 KiB.
 type Iter struct {
 	line  []byte
 	pos   int // next byte to scan
 	state uint8
 
-	// Key prediction, see predict.go.
-	ord   uint        // ordinal in the line of the next key
-	clean bool        // every key of the line so far was predicted
-	gen   uint64      // count of changes to preds
-	preds [32]keyPred // by ordinal % 32
-	keys  [32]keyCache
-	skip  uint32 // ordinals whose leaves Next passes over in a clean run (see Skip)
+	// Key prediction, see predict.go: set is the layout predicting this
+	// line, one of sets.
+	ord   uint // ordinal in the line of the next key
+	clean bool // every key of the line so far was predicted
+	set   *predSet
+	sets  [numSets]predSet
+	gens  uint64    // the last gen given to a set
+	clock uint64    // for the sets' last use
+	hint  uint8     // the line's slot in hints
+	hints [64]uint8 // by the line's first 16 bytes: the set that took the last such line
 
 	// Current leaf.
 	kind     Kind
@@ -164,16 +168,24 @@ func (it *Iter) Reset(line []byte) {
 // its start: the results, errors included, are those of nextStrict alone
 // (TestFastPathMatchesStrict, FuzzFastPath).
 func (it *Iter) Next() bool {
+	if it.set == nil {
+		it.initSets() // a zero Iter: Reset was not called
+	}
 	s, i := it.line, it.pos
 	for {
 		o := it.ord
 		it.ord = o + 1
 		var ks, ke int
-		if p := &it.preds[o%uint(len(it.preds))]; p.state == it.state+1 && i < len(s)-16 &&
+		if p := &it.set.preds[o%uint(len(it.set.preds))]; p.state == it.state+1 && i < len(s)-16 &&
 			(binary.LittleEndian.Uint64(s[i:])^p.w0)&p.m0|(binary.LittleEndian.Uint64(s[i+8:])^p.w1)&p.m1 == 0 {
 			// Fast path: the same key as in the previous lines, checked in
 			// two word compares instead of a scan (see predict.go). The
 			// value starts before line[i+16], so s[vs] exists.
+			ks, ke = i+p.ks, i+p.ke
+		} else if it.clean && i < len(s)-16 && it.switchSet(o, i) {
+			// Another layout's set predicts this key after the same keys
+			// (see predict.go): the line stays clean.
+			p := &it.set.preds[o%uint(len(it.set.preds))]
 			ks, ke = i+p.ks, i+p.ke
 		} else {
 			st := it.state
@@ -305,7 +317,7 @@ func (it *Iter) Next() bool {
 			return it.nextStrict()
 		}
 		it.state = stateAfterValue
-		if it.skip>>o&1 != 0 && it.clean {
+		if it.set.skip>>o&1 != 0 && it.clean {
 			// The caller has no use for this key (see Skip): the value is
 			// validated, go on to the next one.
 			i = it.pos
@@ -635,7 +647,7 @@ func (it *Iter) KeyToken() uint64 {
 		return 0
 	}
 	// A clean run stays below ordinal 32 and gen is at least 1 in it.
-	return it.gen<<5 | uint64((it.ord-1)%32)
+	return it.set.gen<<5 | uint64((it.ord-1)%32)
 }
 
 // Skip asks Next to pass over, without returning them, the later leaves
@@ -646,8 +658,8 @@ func (it *Iter) KeyToken() uint64 {
 // Iter's key predictions change, which clears every request. Skip(0)
 // does nothing.
 func (it *Iter) Skip(tok uint64) {
-	if tok != 0 && tok>>5 == it.gen {
-		it.skip |= 1 << (tok % 32)
+	if tok != 0 && tok>>5 == it.set.gen {
+		it.set.skip |= 1 << (tok % 32)
 	}
 }
 
@@ -661,9 +673,10 @@ func (it *Iter) buildKey() []byte {
 		// Fast path: the keys and objects up to this leaf are those of
 		// the line that cached its key (see keyCache).
 		o := it.ord - 1
-		c := &it.keys[o%uint(len(it.keys))]
-		if c.gen != it.gen || c.ord != o {
-			c.key, c.gen, c.ord = append(c.key[:0], it.appendKey()...), it.gen, o
+		set := it.set
+		c := &set.keys[o%uint(len(set.keys))]
+		if c.gen != set.gen || c.ord != o {
+			c.key, c.gen, c.ord = append(c.key[:0], it.appendKey()...), set.gen, o
 		}
 		return c.key
 	}

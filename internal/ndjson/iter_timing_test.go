@@ -1,8 +1,13 @@
 package ndjson
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
+
+	"github.com/spate-io/spate/internal/gen"
 )
 
 var (
@@ -172,6 +177,49 @@ func BenchmarkScanString(b *testing.B) {
 			for b.Loop() {
 				end, _, _ := scanString(s, 0)
 				n += end
+			}
+			sinkInt = n
+		})
+	}
+}
+
+// BenchmarkIterLayouts walks generated lines in 1, 2 and 8 field layouts
+// (gen.Config.Layouts, interleaved by service), as a query does: each key
+// is classified once per token and every key but service is skipped from
+// then on (KeyToken, Skip).
+func BenchmarkIterLayouts(b *testing.B) {
+	for _, layouts := range []int{1, 2, 8} {
+		var buf bytes.Buffer
+		if _, err := gen.Write(context.Background(), &buf, gen.Config{Seed: 1, Size: 1 << 20, Layouts: layouts, Workers: 1}); err != nil {
+			b.Fatal(err)
+		}
+		lines := bytes.Split(bytes.TrimSuffix(buf.Bytes(), []byte("\n")), []byte("\n"))
+		b.Run(fmt.Sprintf("layouts=%d", layouts), func(b *testing.B) {
+			b.SetBytes(int64(buf.Len()))
+			b.ReportAllocs()
+			var it Iter
+			var classified [32]uint64 // token per slot, to classify each key once
+			n := 0
+			for b.Loop() {
+				for _, line := range lines {
+					it.Reset(line)
+					for it.Next() {
+						tok := it.KeyToken()
+						if tok != 0 && classified[tok%32] == tok {
+							n++ // service, by its token
+							continue
+						}
+						if string(it.Key()) != "service" {
+							it.Skip(tok)
+							continue
+						}
+						n++
+						classified[tok%32] = tok
+					}
+					if it.Err() != nil {
+						b.Fatal(it.Err())
+					}
+				}
 			}
 			sinkInt = n
 		})

@@ -2,11 +2,14 @@ package ndjson
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/spate-io/spate/internal/gen"
 )
 
 // result is everything a walk shows: each leaf with all its accessors, and
@@ -64,7 +67,11 @@ func checkFast(t *testing.T, it *Iter, line []byte, context string) {
 }
 
 // tokenKeys maps, per Iter, every KeyToken seen to the key it stood for.
+// Fuzz targets forget their Iter when done (forgetTokens): the map would
+// keep every Iter of a fuzzing run alive.
 var tokenKeys = map[*Iter]map[uint64]string{}
+
+func forgetTokens(it *Iter) { delete(tokenKeys, it) }
 
 // checkTokens fails if a non-zero KeyToken of r, a walk of line with it,
 // stood for another key in an earlier walk with it.
@@ -247,10 +254,10 @@ func TestFastPathStable(t *testing.T) {
 	for range 2 {
 		checkFast(t, &it, line, "train")
 	}
-	gen := it.gen
+	gen, set := it.gens, it.set
 	checkFast(t, &it, line, "trained")
-	if it.gen != gen {
-		t.Errorf("predictions changed on the same line: gen %d, then %d", gen, it.gen)
+	if it.gens != gen || it.set != set {
+		t.Errorf("predictions changed on the same line: gen %d, then %d", gen, it.gens)
 	}
 }
 
@@ -294,6 +301,7 @@ func FuzzFastPath(f *testing.F) {
 			t.Skip() // see FuzzIter
 		}
 		var it Iter
+		defer forgetTokens(&it)
 		for _, line := range [][]byte{a, b, b, a, a, b} {
 			checkFast(t, &it, line, "")
 		}
@@ -432,6 +440,7 @@ func FuzzSkip(f *testing.F) {
 			return sum%2 == 1
 		}
 		var it Iter
+		defer forgetTokens(&it)
 		for _, line := range [][]byte{a, a, b, b, a, b} {
 			checkSkip(t, &it, line, skip, "")
 		}
@@ -461,5 +470,49 @@ func TestSkipStaleToken(t *testing.T) {
 	it.Skip(stale)
 	for range 2 {
 		checkSkip(t, &it, b, none, "after a stale Skip")
+	}
+}
+
+// TestLayoutsInterleaved walks lines of several layouts in turn, so that
+// the Iter switches between its prediction sets mid-line, and checks every
+// walk against the scanning path, with and without Skip: lines from
+// gen's 8 layouts, and small layouts that agree on their first keys and
+// nest objects at the same ordinals.
+func TestLayoutsInterleaved(t *testing.T) {
+	var buf bytes.Buffer
+	if _, err := gen.Write(context.Background(), &buf, gen.Config{Seed: 2, Size: 256 << 10, Layouts: 8, Workers: 1}); err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.Split(bytes.TrimSuffix(buf.Bytes(), []byte("\n")), []byte("\n"))
+	small := []string{
+		`{"a":{"b":1,"c":2},"d":"0123456789abcdef0123"}`,
+		`{"a":{"b":1,"x":2},"d":"0123456789abcdef0123"}`,
+		`{"a":{"b":{"c":1}},"d":"0123456789abcdef0123"}`,
+		`{"a":1,"b":{"c":2},"d":"0123456789abcdef0123"}`,
+		`{"a":{"b":1,"c":2},"e":{"f":"0123456789abcdef0123"}}`,
+		`{"q":1,"a":{"b":1,"c":2},"d":"0123456789abcdef0123"}`,
+		`{"a":{"b":1,"c":2}}`,
+	}
+	for i := range 400 {
+		lines = append(lines, []byte(small[(i*i+i/3)%len(small)]))
+	}
+	skips := []func(string) bool{
+		func(string) bool { return false },
+		func(k string) bool { return len(k)%2 == 0 },
+		func(k string) bool { return k != "service" && k != "a.c" },
+	}
+	var it Iter
+	for round := range 2 {
+		for i, line := range lines {
+			checkFast(t, &it, line, fmt.Sprintf("round %d line %d", round, i))
+		}
+	}
+	for si, skip := range skips {
+		var it Iter
+		for round := range 2 {
+			for i, line := range lines {
+				checkSkip(t, &it, line, skip, fmt.Sprintf("skip %d round %d line %d", si, round, i))
+			}
+		}
 	}
 }

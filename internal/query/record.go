@@ -128,7 +128,7 @@ type recordBuilder struct {
 	// byToken caches keys.lookup and the need check of keyOther keys by
 	// ndjson KeyToken (index token%32): the keys of a file's lines mostly
 	// repeat, and the Iter vouches for a repeat without the key's bytes.
-	byToken [32]tokenClass
+	byToken [256]tokenClass
 
 	// Counters, read by the executor after the scan.
 	badLines   int64    // lines that start like JSON but are not valid
