@@ -154,6 +154,9 @@ func (in *input) auto() Strategy {
 // 1.04 s against 0.91 s).
 var zstdPool sync.Pool
 
+// compressedReadBuffer is the read size for compressed regular files.
+const compressedReadBuffer = 256 << 10
+
 func getZstd(r io.Reader) (*zstd.Decoder, error) {
 	if d, ok := zstdPool.Get().(*zstd.Decoder); ok {
 		if err := d.Reset(r); err == nil {
@@ -190,6 +193,12 @@ func (in *input) reader(ctx context.Context, s Strategy) (io.Reader, func(), err
 	}
 	if s == Bufio {
 		r = bufio.NewReaderSize(r, DefaultBufioBuffer)
+	}
+	if in.regular && in.compression != None && s != Bufio {
+		// The decoders read in small pieces (flate wraps a reader without
+		// ReadByte in a 4 KiB bufio.Reader): 50,000 pread calls for a
+		// 200 MB .gz. One large buffer makes it about 800.
+		r = bufio.NewReaderSize(r, compressedReadBuffer)
 	}
 	var zr io.Reader
 	closeZ := func() {}
