@@ -95,7 +95,7 @@ const (
 // key, decoded value and nesting seen. Reuse also lets Next predict each
 // key from the previous lines, which makes it faster on logs whose lines
 // share a layout, or one of a few (see predict.go); an Iter takes about
-// 25 KiB.
+// 50 KiB.
 type Iter struct {
 	line  []byte
 	pos   int // next byte to scan

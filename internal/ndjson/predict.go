@@ -21,7 +21,7 @@ import "encoding/binary"
 // lines after others that trained the Iter to expect something else).
 
 // Several layouts. A file may interleave lines of a few layouts (services
-// with loggers of their own). An Iter keeps numSets sets of predictions,
+// with loggers of their own). An Iter keeps numSets (16) sets of predictions,
 // one per layout, and predicts each line with the set that predicted the
 // line before. When a clean line meets a key its set did not predict, at
 // ordinal o, learn looks for another set that predicts the same keys up to
@@ -32,12 +32,15 @@ import "encoding/binary"
 // the Iter's sets, so tokens (KeyToken), Skip requests and cached keys are
 // per layout. Next tries the other sets (switchSet) before it scans a
 // key it did not predict. BenchmarkIterLayouts, before and after: 2
-// layouts 1.63 -> 2.53 GB/s, 8 layouts 1.30 -> 1.97 GB/s, one layout 2.66
-// GB/s either way. (A table from a line's first bytes to its set, tried as
-// the starting guess, cost the one-layout case 8% and did not help.)
+// layouts 1.63 -> 2.54 GB/s, 8 layouts 1.30 -> 2.33 GB/s, one layout 2.68
+// GB/s either way. With 8 sets, 8 layouts reached only 1.97 GB/s: the
+// lines that miss a field or carry an extra one are layouts too, and they
+// pushed out the sets of the main ones; 32 sets did no better than 16.
+// (A table from a line's first bytes to its set, tried as the starting
+// guess, cost the one-layout case 8% and did not help.)
 
 // numSets is how many layouts an Iter predicts at once.
-const numSets = 8
+const numSets = 16
 
 // predSet is what an Iter knows of one layout.
 type predSet struct {

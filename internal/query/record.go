@@ -126,9 +126,11 @@ type recordBuilder struct {
 
 	keys keyTable
 	// byToken caches keys.lookup and the need check of keyOther keys by
-	// ndjson KeyToken (index token%32): the keys of a file's lines mostly
-	// repeat, and the Iter vouches for a repeat without the key's bytes.
-	byToken [256]tokenClass
+	// ndjson KeyToken (index token%512: the key's ordinal and, for files of
+	// several layouts, which of the Iter's 16 prediction sets): the keys of
+	// a file's lines mostly repeat, and the Iter vouches for a repeat
+	// without the key's bytes.
+	byToken [512]tokenClass
 
 	// Counters, read by the executor after the scan.
 	badLines   int64    // lines that start like JSON but are not valid
