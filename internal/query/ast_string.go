@@ -27,7 +27,7 @@ import (
 // quoteToken returns s unchanged if it lexes back as one word that is not a
 // keyword, and strconv.Quote(s) otherwise.
 func quoteToken(s string) string {
-	if isWordText(s) && !reservedWords[strings.ToLower(s)] {
+	if isWordText(s) && !isReservedWord(strings.ToLower(s)) {
 		return s
 	}
 	return strconv.Quote(s)

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -293,14 +294,9 @@ func canonicalField(name string) string {
 }
 
 // Known names. Unsupported VictoriaLogs names are recognised so that the
-// error says "not supported by spate" instead of "unknown".
+// error says "not supported by spate" instead of "unknown". The supported
+// pipes are the names in getPipeParsers.
 var (
-	supportedPipes = []string{
-		"copy", "cp", "del", "delete", "drop", "eval", "extract", "extract_regexp", "facets",
-		"field_names", "field_values", "fields", "filter", "format", "head", "keep", "len",
-		"limit", "math", "mv", "offset", "order", "rename", "rm", "skip", "sort", "stats",
-		"top", "uniq", "unpack_json", "unpack_logfmt", "unroll", "where",
-	}
 	unsupportedPipes = []string{
 		"block_stats", "blocks_count", "coalesce", "collapse_nums", "decolorize",
 		"drop_empty_fields", "first", "generate_sequence", "hash", "join", "json_array_len",
@@ -332,7 +328,8 @@ var (
 // isPipeName reports whether s names a VictoriaLogs pipe.
 func isPipeName(s string) bool {
 	s = strings.ToLower(s)
-	return slices.Contains(supportedPipes, s) || slices.Contains(unsupportedPipes, s)
+	_, ok := getPipeParsers()[s]
+	return ok || slices.Contains(unsupportedPipes, s)
 }
 
 // isStatsFuncName reports whether s names a VictoriaLogs stats function.
@@ -341,12 +338,24 @@ func isStatsFuncName(s string) bool {
 	return slices.Contains(supportedStatsFuncs, s) || slices.Contains(unsupportedStatsFuncs, s)
 }
 
-// reservedWords holds the lowercase words that String() quotes when they are
-// values or field names, because the parser gives them a meaning.
-var reservedWords = func() map[string]bool {
+var (
+	reservedWords     map[string]bool
+	reservedWordsOnce sync.Once
+)
+
+// isReservedWord reports whether s, in lower case, is a word that String()
+// quotes when it is a value or a field name, because the parser gives it a
+// meaning. The words are gathered on first use, after the pipe table (see
+// getPipeParsers).
+func isReservedWord(s string) bool {
+	reservedWordsOnce.Do(initReservedWords)
+	return reservedWords[s]
+}
+
+func initReservedWords() {
 	m := map[string]bool{}
 	lists := [][]string{
-		supportedPipes, unsupportedPipes, supportedStatsFuncs, unsupportedStatsFuncs,
+		supportedPipeNames(), unsupportedPipes, supportedStatsFuncs, unsupportedStatsFuncs,
 		supportedFilterFuncs, unsupportedFilterFuncs, supportedMathFuncs, unsupportedMathFuncs,
 		{
 			"and", "or", "not", "xor", "default", "if", "by", "as", "from", "with", "hits",
@@ -361,8 +370,8 @@ var reservedWords = func() map[string]bool {
 			m[w] = true
 		}
 	}
-	return m
-}()
+	reservedWords = m
+}
 
 // hintCloseNames returns a "did you mean ..." hint for the misspelt name, or
 // "" if no known name is close.

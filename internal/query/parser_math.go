@@ -32,8 +32,9 @@ var mathOps = map[string]int{
 // mathLoosest is the priority of the loosest operator.
 const mathLoosest = 10
 
-// parseMathPipe parses the assignments after "math".
-func (p *parser) parseMathPipe() (Pipe, error) {
+// parseMathPipe parses "math ..." and "eval ...".
+func (p *parser) parseMathPipe(_ string) (Pipe, error) {
+	p.next()
 	pm := &PipeMath{}
 	for {
 		e, err := p.parseMathExpr(mathLoosest)

@@ -5,10 +5,81 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // This file parses the pipes after the filter, one function per pipe. stats
 // is in parser_stats.go and math in parser_math.go.
+
+// pipeParseFunc parses one pipe. The current token is the pipe's name;
+// name is that name in lower case, as the table lists it (some pipes quote
+// it in errors).
+type pipeParseFunc func(p *parser, name string) (Pipe, error)
+
+var (
+	pipeParsers     map[string]pipeParseFunc
+	pipeParsersOnce sync.Once
+)
+
+// getPipeParsers returns the parse function of every pipe name and alias
+// spate supports: the one table of its pipes. isPipeName, the hints for
+// misspelt names and the words String() quotes take their names from it.
+// It is built on first use, as VictoriaLogs builds its own, and not by a
+// variable's initializer: the parse functions refer (through quoteToken)
+// to the reserved words, which are made from these names, and Go refuses
+// such an initialization cycle.
+func getPipeParsers() map[string]pipeParseFunc {
+	pipeParsersOnce.Do(initPipeParsers)
+	return pipeParsers
+}
+
+func initPipeParsers() {
+	pipeParsers = map[string]pipeParseFunc{
+		"copy":           (*parser).parseCopyPipe,
+		"cp":             (*parser).parseCopyPipe,
+		"del":            (*parser).parseDeletePipe,
+		"delete":         (*parser).parseDeletePipe,
+		"drop":           (*parser).parseDeletePipe,
+		"eval":           (*parser).parseMathPipe,
+		"extract":        (*parser).parseExtractPipe,
+		"extract_regexp": (*parser).parseExtractPipe,
+		"facets":         (*parser).parseFacetsPipe,
+		"field_names":    (*parser).parseFieldNamesPipe,
+		"field_values":   (*parser).parseFieldValuesPipe,
+		"fields":         (*parser).parseFieldsPipe,
+		"filter":         (*parser).parseFilterPipe,
+		"format":         (*parser).parseFormatPipe,
+		"head":           (*parser).parseLimitPipe,
+		"keep":           (*parser).parseFieldsPipe,
+		"len":            (*parser).parseLenPipe,
+		"limit":          (*parser).parseLimitPipe,
+		"math":           (*parser).parseMathPipe,
+		"mv":             (*parser).parseRenamePipe,
+		"offset":         (*parser).parseOffsetPipe,
+		"order":          (*parser).parseSortPipe,
+		"rename":         (*parser).parseRenamePipe,
+		"rm":             (*parser).parseDeletePipe,
+		"skip":           (*parser).parseOffsetPipe,
+		"sort":           (*parser).parseSortPipe,
+		"stats":          (*parser).parseStatsKeywordPipe,
+		"top":            (*parser).parseTopPipe,
+		"uniq":           (*parser).parseUniqPipe,
+		"unpack_json":    (*parser).parseUnpackPipe,
+		"unpack_logfmt":  (*parser).parseUnpackPipe,
+		"unroll":         (*parser).parseUnrollPipe,
+		"where":          (*parser).parseFilterPipe,
+	}
+}
+
+// supportedPipeNames returns the names in getPipeParsers, sorted.
+func supportedPipeNames() []string {
+	names := make([]string, 0, len(getPipeParsers()))
+	for name := range getPipeParsers() {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}
 
 // parsePipe parses one pipe; the current token is its first token.
 func (p *parser) parsePipe() (Pipe, error) {
@@ -16,78 +87,8 @@ func (p *parser) parsePipe() (Pipe, error) {
 	next := p.peek(1)
 	if t.kind == lexWord {
 		name := strings.ToLower(t.text)
-		switch name {
-		case "fields", "keep":
-			return p.parseFieldsPipe()
-		case "delete", "del", "rm", "drop":
-			return p.parseDeletePipe()
-		case "rename", "mv":
-			pairs, err := p.parseRenamePairs(name)
-			if err != nil {
-				return nil, err
-			}
-			return &PipeRename{Pairs: pairs}, nil
-		case "copy", "cp":
-			pairs, err := p.parseRenamePairs(name)
-			if err != nil {
-				return nil, err
-			}
-			return &PipeCopy{Pairs: pairs}, nil
-		case "filter", "where":
-			p.next()
-			if p.isTrailer() {
-				return nil, p.errorf(p.cur().pos, "missing filter after %q", t.raw)
-			}
-			f, err := p.parseOr("")
-			if err != nil {
-				return nil, err
-			}
-			return &PipeFilter{Filter: f}, nil
-		case "limit", "head":
-			p.next()
-			n := int64(10)
-			if !p.isTrailer() {
-				var err error
-				if n, err = p.parseCount(name); err != nil {
-					return nil, err
-				}
-			}
-			return &PipeLimit{N: n}, nil
-		case "offset", "skip":
-			p.next()
-			n, err := p.parseCount(name)
-			if err != nil {
-				return nil, err
-			}
-			return &PipeOffset{N: n}, nil
-		case "sort", "order":
-			return p.parseSortPipe()
-		case "stats":
-			p.next()
-			return p.parseStatsPipe()
-		case "top":
-			return p.parseTopPipe()
-		case "uniq":
-			return p.parseUniqPipe()
-		case "extract", "extract_regexp":
-			return p.parseExtractPipe(name)
-		case "unpack_json", "unpack_logfmt":
-			return p.parseUnpackPipe(name)
-		case "math", "eval":
-			p.next()
-			return p.parseMathPipe()
-		case "format":
-			return p.parseFormatPipe()
-		case "len":
-			return p.parseLenPipe()
-		case "field_names":
-			return p.parseFieldNamesPipe()
-		case "field_values":
-			return p.parseFieldValuesPipe()
-		case "facets":
-			return p.parseFacetsPipe()
-		case "unroll":
-			return p.parseUnrollPipe()
+		if parse, ok := getPipeParsers()[name]; ok {
+			return parse(p, name)
 		}
 		if slices.Contains(unsupportedPipes, name) {
 			return nil, p.errorf(t.pos, "pipe %q is not supported by spate", name)
@@ -100,7 +101,7 @@ func (p *parser) parsePipe() (Pipe, error) {
 			// "| level:error" is filter without the keyword.
 			return p.parseFilterPipeNoKeyword()
 		}
-		return nil, p.errorHint(t.pos, hintCloseNames(name, supportedPipes, unsupportedPipes, supportedStatsFuncs),
+		return nil, p.errorHint(t.pos, hintCloseNames(name, supportedPipeNames(), unsupportedPipes, supportedStatsFuncs),
 			"unknown pipe %q", t.text)
 	}
 	if p.isPunct("(") {
@@ -111,6 +112,39 @@ func (p *parser) parsePipe() (Pipe, error) {
 		return p.parseFilterPipeNoKeyword()
 	}
 	return nil, p.errorf(t.pos, "missing pipe; got %s", p.describe())
+}
+
+// parseFilterPipe parses "filter f" and "where f".
+func (p *parser) parseFilterPipe(_ string) (Pipe, error) {
+	t := p.cur()
+	p.next()
+	if p.isTrailer() {
+		return nil, p.errorf(p.cur().pos, "missing filter after %q", t.raw)
+	}
+	return p.parseFilterPipeNoKeyword()
+}
+
+// parseLimitPipe parses "limit N" and "head [N]"; N defaults to 10.
+func (p *parser) parseLimitPipe(name string) (Pipe, error) {
+	p.next()
+	n := int64(10)
+	if !p.isTrailer() {
+		var err error
+		if n, err = p.parseCount(name); err != nil {
+			return nil, err
+		}
+	}
+	return &PipeLimit{N: n}, nil
+}
+
+// parseOffsetPipe parses "offset N" and "skip N".
+func (p *parser) parseOffsetPipe(name string) (Pipe, error) {
+	p.next()
+	n, err := p.parseCount(name)
+	if err != nil {
+		return nil, err
+	}
+	return &PipeOffset{N: n}, nil
 }
 
 // parseFilterPipeNoKeyword parses a filter pipe written without "filter".
@@ -226,7 +260,7 @@ func (p *parser) parseFieldPatterns(what string, parens, allowPatterns bool) ([]
 }
 
 // parseFieldsPipe parses "fields a, b, http*".
-func (p *parser) parseFieldsPipe() (Pipe, error) {
+func (p *parser) parseFieldsPipe(_ string) (Pipe, error) {
 	p.next()
 	fields, err := p.parseFieldPatterns("field name", false, true)
 	if err != nil {
@@ -236,13 +270,31 @@ func (p *parser) parseFieldsPipe() (Pipe, error) {
 }
 
 // parseDeletePipe parses "delete a, b".
-func (p *parser) parseDeletePipe() (Pipe, error) {
+func (p *parser) parseDeletePipe(_ string) (Pipe, error) {
 	p.next()
 	fields, err := p.parseFieldPatterns("field name", false, true)
 	if err != nil {
 		return nil, err
 	}
 	return &PipeDelete{Fields: fields}, nil
+}
+
+// parseRenamePipe parses "rename a as b, ..." and "mv a b, ...".
+func (p *parser) parseRenamePipe(name string) (Pipe, error) {
+	pairs, err := p.parseRenamePairs(name)
+	if err != nil {
+		return nil, err
+	}
+	return &PipeRename{Pairs: pairs}, nil
+}
+
+// parseCopyPipe parses "copy a as b, ..." and "cp a b, ...".
+func (p *parser) parseCopyPipe(name string) (Pipe, error) {
+	pairs, err := p.parseRenamePairs(name)
+	if err != nil {
+		return nil, err
+	}
+	return &PipeCopy{Pairs: pairs}, nil
 }
 
 // parseRenamePairs parses "src as dst, ..." of rename and copy ("as" is
@@ -281,7 +333,7 @@ func (p *parser) parseRenamePairs(pipe string) ([]RenamePair, error) {
 }
 
 // parseSortPipe parses "sort [by] (a, b desc) [desc] [offset N] [limit N]".
-func (p *parser) parseSortPipe() (Pipe, error) {
+func (p *parser) parseSortPipe(_ string) (Pipe, error) {
 	p.next()
 	ps := &PipeSort{}
 	hasBy := p.isKw("by")
@@ -388,7 +440,7 @@ func (p *parser) parseByList(pipe string, stops ...string) ([]string, error) {
 }
 
 // parseTopPipe parses "top [N] [by] (a, b) [hits as x] [rank [as r]]".
-func (p *parser) parseTopPipe() (Pipe, error) {
+func (p *parser) parseTopPipe(_ string) (Pipe, error) {
 	p.next()
 	pt := &PipeTop{N: 10}
 	if t := p.cur(); t.kind == lexWord && isNumberPrefixLit(t.text) {
@@ -447,7 +499,7 @@ func (p *parser) parseTopPipe() (Pipe, error) {
 }
 
 // parseUniqPipe parses "uniq [by] (a, b) [with hits] [limit N]".
-func (p *parser) parseUniqPipe() (Pipe, error) {
+func (p *parser) parseUniqPipe(_ string) (Pipe, error) {
 	p.next()
 	pos := p.cur().pos
 	by, err := p.parseByList("uniq", "with", "hits", "limit", "filter")
@@ -640,7 +692,7 @@ func (p *parser) parseUnpackPipe(name string) (Pipe, error) {
 
 // parseFormatPipe parses "format [if (f)] "pattern" [as result]
 // [keep_original_fields] [skip_empty_results]".
-func (p *parser) parseFormatPipe() (Pipe, error) {
+func (p *parser) parseFormatPipe(_ string) (Pipe, error) {
 	p.next()
 	pf := &PipeFormat{Result: "_msg"}
 	if p.isKw("if") {
@@ -692,7 +744,7 @@ func (p *parser) parseOptionalParenField(what string) (string, error) {
 }
 
 // parseLenPipe parses "len(f) [as] r"; the result defaults to _msg.
-func (p *parser) parseLenPipe() (Pipe, error) {
+func (p *parser) parseLenPipe(_ string) (Pipe, error) {
 	p.next()
 	field, err := p.parseOptionalParenField("field name")
 	if err != nil {
@@ -713,7 +765,7 @@ func (p *parser) parseLenPipe() (Pipe, error) {
 }
 
 // parseFieldNamesPipe parses "field_names [as] [name]".
-func (p *parser) parseFieldNamesPipe() (Pipe, error) {
+func (p *parser) parseFieldNamesPipe(_ string) (Pipe, error) {
 	p.next()
 	pf := &PipeFieldNames{ResultName: "name"}
 	if p.isKw("as") {
@@ -730,7 +782,7 @@ func (p *parser) parseFieldNamesPipe() (Pipe, error) {
 }
 
 // parseFieldValuesPipe parses "field_values f [limit N]".
-func (p *parser) parseFieldValuesPipe() (Pipe, error) {
+func (p *parser) parseFieldValuesPipe(_ string) (Pipe, error) {
 	p.next()
 	field, err := p.parseOptionalParenField("field name")
 	if err != nil {
@@ -748,7 +800,7 @@ func (p *parser) parseFieldValuesPipe() (Pipe, error) {
 
 // parseFacetsPipe parses "facets [N] [max_values_per_field N]
 // [max_value_len N] [keep_const_fields]".
-func (p *parser) parseFacetsPipe() (Pipe, error) {
+func (p *parser) parseFacetsPipe(_ string) (Pipe, error) {
 	p.next()
 	pf := &PipeFacets{N: 10}
 	if t := p.cur(); t.kind == lexWord && isNumberPrefixLit(t.text) {
@@ -783,7 +835,7 @@ func (p *parser) parseFacetsPipe() (Pipe, error) {
 }
 
 // parseUnrollPipe parses "unroll [by] (a, b)".
-func (p *parser) parseUnrollPipe() (Pipe, error) {
+func (p *parser) parseUnrollPipe(_ string) (Pipe, error) {
 	p.next()
 	if p.isKw("if") {
 		return nil, p.errorf(p.cur().pos, "'if' in unroll pipe is not supported by spate")

@@ -14,6 +14,12 @@ import (
 // ("| count() as n"). Without "as", the result name is the function's text as
 // VictoriaLogs prints it ("count(*)", "max(bytes)", "count(*) if (level:error)").
 
+// parseStatsKeywordPipe parses "stats ...".
+func (p *parser) parseStatsKeywordPipe(_ string) (Pipe, error) {
+	p.next()
+	return p.parseStatsPipe()
+}
+
 // parseStatsPipe parses a stats pipe after the optional "stats" keyword.
 func (p *parser) parseStatsPipe() (Pipe, error) {
 	ps := &PipeStats{}

@@ -736,3 +736,22 @@ func TestParseConformance(t *testing.T) {
 		checkRoundTrip(t, c.Query, q)
 	}
 }
+
+// TestPipeNames pins the pipe names and aliases of the parse table
+// (getPipeParsers): the names spate has accepted since before the table.
+func TestPipeNames(t *testing.T) {
+	want := []string{
+		"copy", "cp", "del", "delete", "drop", "eval", "extract", "extract_regexp", "facets",
+		"field_names", "field_values", "fields", "filter", "format", "head", "keep", "len",
+		"limit", "math", "mv", "offset", "order", "rename", "rm", "skip", "sort", "stats",
+		"top", "uniq", "unpack_json", "unpack_logfmt", "unroll", "where",
+	}
+	if got := supportedPipeNames(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("pipe names:\ngot  %q\nwant %q", got, want)
+	}
+	for _, name := range want {
+		if !isPipeName(strings.ToUpper(name)) || !isReservedWord(name) {
+			t.Errorf("%q: not a pipe name or not a reserved word", name)
+		}
+	}
+}
