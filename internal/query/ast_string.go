@@ -356,20 +356,10 @@ func (bf *ByField) String() string {
 // "count_uniq(a) limit 10". Without "as", this (plus " if (...)") is the
 // result name.
 func (sf *StatsFunc) callString() string {
-	args := ""
-	switch sf.Name {
-	case "rate":
-	case "quantile":
-		args = sf.PhiText
-		if args == "" {
-			args = strconv.FormatFloat(sf.Phi, 'f', -1, 64)
-		}
-		if len(sf.Fields) > 0 {
-			args += ", " + joinFieldPatterns(sf.Fields)
-		}
-	case "row_min", "row_max":
-		args = joinFieldPatterns(sf.Fields)
-	default:
+	var args string
+	if argsString := getStatsFuncDefs()[sf.Name].argsString; argsString != nil {
+		args = argsString(sf)
+	} else {
 		args = "*"
 		if len(sf.Fields) > 0 {
 			args = joinFieldPatterns(sf.Fields)

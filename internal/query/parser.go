@@ -295,7 +295,8 @@ func canonicalField(name string) string {
 
 // Known names. Unsupported VictoriaLogs names are recognised so that the
 // error says "not supported by spate" instead of "unknown". The supported
-// pipes are the names in getPipeParsers.
+// pipes are the names in getPipeParsers, the supported stats functions
+// those in getStatsFuncDefs.
 var (
 	unsupportedPipes = []string{
 		"block_stats", "blocks_count", "coalesce", "collapse_nums", "decolorize",
@@ -303,10 +304,6 @@ var (
 		"last", "pack_json", "pack_logfmt", "query_stats", "replace", "replace_regexp",
 		"running_stats", "sample", "set_stream_fields", "split", "stats_remote",
 		"stream_context", "time_add", "total_stats", "union", "unpack_syslog", "unpack_words",
-	}
-	supportedStatsFuncs = []string{
-		"avg", "count", "count_empty", "count_uniq", "max", "median", "min", "quantile",
-		"rate", "row_max", "row_min", "sum", "sum_len", "uniq_values", "values",
 	}
 	unsupportedStatsFuncs = []string{
 		"any", "count_uniq_hash", "field_max", "field_min", "histogram", "json_values",
@@ -335,7 +332,8 @@ func isPipeName(s string) bool {
 // isStatsFuncName reports whether s names a VictoriaLogs stats function.
 func isStatsFuncName(s string) bool {
 	s = strings.ToLower(s)
-	return slices.Contains(supportedStatsFuncs, s) || slices.Contains(unsupportedStatsFuncs, s)
+	_, ok := getStatsFuncDefs()[s]
+	return ok || slices.Contains(unsupportedStatsFuncs, s)
 }
 
 var (
@@ -345,8 +343,8 @@ var (
 
 // isReservedWord reports whether s, in lower case, is a word that String()
 // quotes when it is a value or a field name, because the parser gives it a
-// meaning. The words are gathered on first use, after the pipe table (see
-// getPipeParsers).
+// meaning. The words are gathered on first use, from the pipe and stats
+// function tables among others (see getPipeParsers).
 func isReservedWord(s string) bool {
 	reservedWordsOnce.Do(initReservedWords)
 	return reservedWords[s]
@@ -355,7 +353,7 @@ func isReservedWord(s string) bool {
 func initReservedWords() {
 	m := map[string]bool{}
 	lists := [][]string{
-		supportedPipeNames(), unsupportedPipes, supportedStatsFuncs, unsupportedStatsFuncs,
+		supportedPipeNames(), unsupportedPipes, supportedStatsFuncNames(), unsupportedStatsFuncs,
 		supportedFilterFuncs, unsupportedFilterFuncs, supportedMathFuncs, unsupportedMathFuncs,
 		{
 			"and", "or", "not", "xor", "default", "if", "by", "as", "from", "with", "hits",

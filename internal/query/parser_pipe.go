@@ -101,7 +101,7 @@ func (p *parser) parsePipe() (Pipe, error) {
 			// "| level:error" is filter without the keyword.
 			return p.parseFilterPipeNoKeyword()
 		}
-		return nil, p.errorHint(t.pos, hintCloseNames(name, supportedPipeNames(), unsupportedPipes, supportedStatsFuncs),
+		return nil, p.errorHint(t.pos, hintCloseNames(name, supportedPipeNames(), unsupportedPipes, supportedStatsFuncNames()),
 			"unknown pipe %q", t.text)
 	}
 	if p.isPunct("(") {

@@ -3,7 +3,9 @@ package query
 import (
 	"math"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 )
 
 // This file parses the stats pipe:
@@ -191,8 +193,67 @@ func parseBucketOffsetLit(s string) (float64, bool) {
 	return 0, false
 }
 
-// statsFuncsWithLimit take an optional "limit N" after the arguments.
-var statsFuncsWithLimit = []string{"count_uniq", "uniq_values", "values"}
+// statsFuncDef is one stats function of the table (getStatsFuncDefs): how
+// its arguments are parsed and printed, and how it is compiled.
+type statsFuncDef struct {
+	// parseArgs checks the arguments written inside "name(...)", as
+	// parseFieldPatterns read them from argsPos, and stores them in sf
+	// (whose Name is set).
+	parseArgs func(p *parser, sf *StatsFunc, args []string, argsPos int) error
+	// argsString prints the arguments for callString; nil prints the
+	// fields, or "*" for none.
+	argsString func(sf *StatsFunc) string
+	// limit says the function takes an optional "limit N" after the
+	// arguments.
+	limit bool
+	// newColumn compiles f, a function of st, into a column; fields are
+	// f.Fields, nil for all fields.
+	newColumn func(p *plan, st *PipeStats, f StatsFunc, fields []string, mem *memTracker) (statsColumn, error)
+}
+
+var (
+	statsFuncDefs     map[string]statsFuncDef
+	statsFuncDefsOnce sync.Once
+)
+
+// getStatsFuncDefs returns every stats function spate supports, by name:
+// the one table of stats functions. isStatsFuncName, the hints for
+// misspelt names and the words String() quotes take their names from it.
+// Like getPipeParsers, it is built on first use.
+func getStatsFuncDefs() map[string]statsFuncDef {
+	statsFuncDefsOnce.Do(initStatsFuncDefs)
+	return statsFuncDefs
+}
+
+func initStatsFuncDefs() {
+	statsFuncDefs = map[string]statsFuncDef{
+		"avg":         {parseArgs: (*parser).parseStatsFieldArgs, newColumn: newSumColumn},
+		"count":       {parseArgs: (*parser).parseStatsFieldArgs, newColumn: newCountColumn},
+		"count_empty": {parseArgs: (*parser).parseStatsFieldArgs, newColumn: newCountEmptyColumn},
+		"count_uniq":  {parseArgs: (*parser).parseCountUniqArgs, limit: true, newColumn: newCountUniqColumn},
+		"max":         {parseArgs: (*parser).parseStatsFieldArgs, newColumn: newMinMaxColumn},
+		"median":      {parseArgs: (*parser).parseStatsFieldArgs, newColumn: newQuantileColumn},
+		"min":         {parseArgs: (*parser).parseStatsFieldArgs, newColumn: newMinMaxColumn},
+		"quantile":    {parseArgs: (*parser).parseQuantileArgs, argsString: quantileArgsString, newColumn: newQuantileColumn},
+		"rate":        {parseArgs: (*parser).parseRateArgs, argsString: rateArgsString, newColumn: newRateColumn},
+		"row_max":     {parseArgs: (*parser).parseRowMinMaxArgs, argsString: rowMinMaxArgsString, newColumn: newRowMinMaxColumn},
+		"row_min":     {parseArgs: (*parser).parseRowMinMaxArgs, argsString: rowMinMaxArgsString, newColumn: newRowMinMaxColumn},
+		"sum":         {parseArgs: (*parser).parseStatsFieldArgs, newColumn: newSumColumn},
+		"sum_len":     {parseArgs: (*parser).parseStatsFieldArgs, newColumn: newSumLenColumn},
+		"uniq_values": {parseArgs: (*parser).parseStatsFieldArgs, limit: true, newColumn: newUniqValuesColumn},
+		"values":      {parseArgs: (*parser).parseStatsFieldArgs, limit: true, newColumn: newValuesColumn},
+	}
+}
+
+// supportedStatsFuncNames returns the names in getStatsFuncDefs, sorted.
+func supportedStatsFuncNames() []string {
+	names := make([]string, 0, len(getStatsFuncDefs()))
+	for name := range getStatsFuncDefs() {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}
 
 // parseStatsFunc parses "func(args) [limit N] [if (filter)] [as] [name]".
 func (p *parser) parseStatsFunc() (StatsFunc, error) {
@@ -204,8 +265,9 @@ func (p *parser) parseStatsFunc() (StatsFunc, error) {
 	if slices.Contains(unsupportedStatsFuncs, name) {
 		return StatsFunc{}, p.errorf(t.pos, "stats function %q is not supported by spate", name)
 	}
-	if !slices.Contains(supportedStatsFuncs, name) {
-		return StatsFunc{}, p.errorHint(t.pos, hintCloseNames(name, supportedStatsFuncs, unsupportedStatsFuncs),
+	def, ok := getStatsFuncDefs()[name]
+	if !ok {
+		return StatsFunc{}, p.errorHint(t.pos, hintCloseNames(name, supportedStatsFuncNames(), unsupportedStatsFuncs),
 			"unknown stats function %q", t.text)
 	}
 	p.next()
@@ -218,36 +280,10 @@ func (p *parser) parseStatsFunc() (StatsFunc, error) {
 		return StatsFunc{}, err
 	}
 	sf := StatsFunc{Name: name}
-	switch name {
-	case "rate":
-		if len(args) > 0 {
-			return StatsFunc{}, p.errorf(argsPos, "rate() takes no arguments")
-		}
-	case "quantile":
-		if len(args) == 0 {
-			return StatsFunc{}, p.errorHint(argsPos, "for example: quantile(0.95, latency)", "missing phi argument of quantile()")
-		}
-		phi, ok := parseDecimalLit(args[0])
-		if !ok || phi < 0 || phi > 1 {
-			return StatsFunc{}, p.errorf(argsPos, "the phi argument of quantile() must be a number in the range [0..1]; got %q", args[0])
-		}
-		sf.Phi, sf.PhiText = phi, args[0]
-		sf.Fields = allFieldsAsNil(args[1:])
-	case "row_min", "row_max":
-		if len(args) == 0 || strings.HasSuffix(args[0], "*") {
-			return StatsFunc{}, p.errorHint(argsPos, "for example: "+name+"(latency, _time, host)",
-				"the first argument of %s() must be the field to compare", name)
-		}
-		sf.Fields = append([]string{args[0]}, allFieldsAsNil(args[1:])...)
-	case "count_uniq":
-		if len(args) == 0 {
-			return StatsFunc{}, p.errorHint(argsPos, "count_uniq(*) counts distinct rows", "count_uniq() needs at least one field")
-		}
-		sf.Fields = allFieldsAsNil(args)
-	default:
-		sf.Fields = allFieldsAsNil(args)
+	if err := def.parseArgs(p, &sf, args, argsPos); err != nil {
+		return StatsFunc{}, err
 	}
-	if slices.Contains(statsFuncsWithLimit, name) && p.isKw("limit") {
+	if def.limit && p.isKw("limit") {
 		p.next()
 		if sf.Limit, err = p.parseCount("limit"); err != nil {
 			return StatsFunc{}, err
@@ -275,6 +311,74 @@ func (p *parser) parseStatsFunc() (StatsFunc, error) {
 		return StatsFunc{}, err
 	}
 	return sf, nil
+}
+
+// parseStatsFieldArgs takes the arguments as the fields; none or "*" means
+// all fields.
+func (p *parser) parseStatsFieldArgs(sf *StatsFunc, args []string, _ int) error {
+	sf.Fields = allFieldsAsNil(args)
+	return nil
+}
+
+// parseRateArgs refuses arguments: rate() counts rows.
+func (p *parser) parseRateArgs(_ *StatsFunc, args []string, argsPos int) error {
+	if len(args) > 0 {
+		return p.errorf(argsPos, "rate() takes no arguments")
+	}
+	return nil
+}
+
+// rateArgsString prints the (no) arguments of rate().
+func rateArgsString(*StatsFunc) string { return "" }
+
+// parseQuantileArgs parses "phi, field, ...".
+func (p *parser) parseQuantileArgs(sf *StatsFunc, args []string, argsPos int) error {
+	if len(args) == 0 {
+		return p.errorHint(argsPos, "for example: quantile(0.95, latency)", "missing phi argument of quantile()")
+	}
+	phi, ok := parseDecimalLit(args[0])
+	if !ok || phi < 0 || phi > 1 {
+		return p.errorf(argsPos, "the phi argument of quantile() must be a number in the range [0..1]; got %q", args[0])
+	}
+	sf.Phi, sf.PhiText = phi, args[0]
+	sf.Fields = allFieldsAsNil(args[1:])
+	return nil
+}
+
+// quantileArgsString prints "phi, field, ...".
+func quantileArgsString(sf *StatsFunc) string {
+	args := sf.PhiText
+	if args == "" {
+		args = strconv.FormatFloat(sf.Phi, 'f', -1, 64)
+	}
+	if len(sf.Fields) > 0 {
+		args += ", " + joinFieldPatterns(sf.Fields)
+	}
+	return args
+}
+
+// parseRowMinMaxArgs parses "field, field, ..." of row_min and row_max:
+// the field to compare, then the fields to return (none or "*": all).
+func (p *parser) parseRowMinMaxArgs(sf *StatsFunc, args []string, argsPos int) error {
+	name := sf.Name
+	if len(args) == 0 || strings.HasSuffix(args[0], "*") {
+		return p.errorHint(argsPos, "for example: "+name+"(latency, _time, host)",
+			"the first argument of %s() must be the field to compare", name)
+	}
+	sf.Fields = append([]string{args[0]}, allFieldsAsNil(args[1:])...)
+	return nil
+}
+
+// rowMinMaxArgsString prints the fields of row_min and row_max.
+func rowMinMaxArgsString(sf *StatsFunc) string { return joinFieldPatterns(sf.Fields) }
+
+// parseCountUniqArgs parses the fields of count_uniq: at least one.
+func (p *parser) parseCountUniqArgs(sf *StatsFunc, args []string, argsPos int) error {
+	if len(args) == 0 {
+		return p.errorHint(argsPos, "count_uniq(*) counts distinct rows", "count_uniq() needs at least one field")
+	}
+	sf.Fields = allFieldsAsNil(args)
+	return nil
 }
 
 // allFieldsAsNil returns nil when fields is empty or holds "*" (all fields),

@@ -755,3 +755,24 @@ func TestPipeNames(t *testing.T) {
 		}
 	}
 }
+
+// TestStatsFuncNames pins the names of the stats function table
+// (getStatsFuncDefs) and the functions that take "limit N".
+func TestStatsFuncNames(t *testing.T) {
+	want := []string{
+		"avg", "count", "count_empty", "count_uniq", "max", "median", "min", "quantile",
+		"rate", "row_max", "row_min", "sum", "sum_len", "uniq_values", "values",
+	}
+	if got := supportedStatsFuncNames(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("stats function names:\ngot  %q\nwant %q", got, want)
+	}
+	for _, name := range want {
+		if !isStatsFuncName(strings.ToUpper(name)) || !isReservedWord(name) {
+			t.Errorf("%q: not a stats function name or not a reserved word", name)
+		}
+		wantLimit := name == "count_uniq" || name == "uniq_values" || name == "values"
+		if got := getStatsFuncDefs()[name].limit; got != wantLimit {
+			t.Errorf("%q takes limit: %v, want %v", name, got, wantLimit)
+		}
+	}
+}

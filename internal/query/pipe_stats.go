@@ -471,38 +471,48 @@ func (t *groupTable) rehash(n int) {
 // reuse nothing but keys; hashes are recomputed per table anyway.
 var groupSeed = maphash.MakeSeed()
 
-// newStatsFunc returns a constructor of f's per-group state.
-func newStatsFunc(f StatsFunc, mem *memTracker) (func() statsState, error) {
-	fields := f.Fields
-	if len(fields) == 1 && fields[0] == "*" {
-		fields = nil
+// newCountUniqColumn compiles count_uniq.
+func newCountUniqColumn(_ *plan, _ *PipeStats, f StatsFunc, fields []string, mem *memTracker) (statsColumn, error) {
+	return &stateColumn{newFunc: func() statsState { return newUniqState(fields, f.Limit, mem) }}, nil
+}
+
+// newMinMaxColumn compiles min and max.
+func newMinMaxColumn(_ *plan, _ *PipeStats, f StatsFunc, fields []string, _ *memTracker) (statsColumn, error) {
+	if f.Name == "min" {
+		return &stateColumn{newFunc: func() statsState { return &minMaxState{fields: fields, min: true} }}, nil
 	}
-	switch f.Name {
-	case "count_uniq":
-		return func() statsState { return newUniqState(fields, f.Limit, mem) }, nil
-	case "min":
-		return func() statsState { return &minMaxState{fields: fields, min: true} }, nil
-	case "max":
-		return func() statsState { return &minMaxState{fields: fields} }, nil
-	case "median":
-		return func() statsState { return newQuantileState(fields, 0.5, mem) }, nil
-	case "quantile":
-		return func() statsState { return newQuantileState(fields, f.Phi, mem) }, nil
-	case "values":
-		return func() statsState { return &valuesState{fields: fields, limit: f.Limit, mem: mem} }, nil
-	case "uniq_values":
-		return func() statsState {
-			return &uniqValuesState{fields: fields, limit: f.Limit, set: map[string]struct{}{}, mem: mem}
-		}, nil
-	case "row_min", "row_max":
-		if len(f.Fields) == 0 {
-			return nil, fmt.Errorf("%s needs a field to compare", f.Name)
-		}
-		return func() statsState {
-			return &rowMinMaxState{field: f.Fields[0], fields: f.Fields[1:], min: f.Name == "row_min"}
-		}, nil
+	return &stateColumn{newFunc: func() statsState { return &minMaxState{fields: fields} }}, nil
+}
+
+// newQuantileColumn compiles quantile and median (phi 0.5).
+func newQuantileColumn(_ *plan, _ *PipeStats, f StatsFunc, fields []string, mem *memTracker) (statsColumn, error) {
+	phi := f.Phi
+	if f.Name == "median" {
+		phi = 0.5
 	}
-	return nil, fmt.Errorf("stats function %q is not supported by spate", f.Name)
+	return &stateColumn{newFunc: func() statsState { return newQuantileState(fields, phi, mem) }}, nil
+}
+
+// newValuesColumn compiles values.
+func newValuesColumn(_ *plan, _ *PipeStats, f StatsFunc, fields []string, mem *memTracker) (statsColumn, error) {
+	return &stateColumn{newFunc: func() statsState { return &valuesState{fields: fields, limit: f.Limit, mem: mem} }}, nil
+}
+
+// newUniqValuesColumn compiles uniq_values.
+func newUniqValuesColumn(_ *plan, _ *PipeStats, f StatsFunc, fields []string, mem *memTracker) (statsColumn, error) {
+	return &stateColumn{newFunc: func() statsState {
+		return &uniqValuesState{fields: fields, limit: f.Limit, set: map[string]struct{}{}, mem: mem}
+	}}, nil
+}
+
+// newRowMinMaxColumn compiles row_min and row_max.
+func newRowMinMaxColumn(_ *plan, _ *PipeStats, f StatsFunc, _ []string, _ *memTracker) (statsColumn, error) {
+	if len(f.Fields) == 0 {
+		return nil, fmt.Errorf("%s needs a field to compare", f.Name)
+	}
+	return &stateColumn{newFunc: func() statsState {
+		return &rowMinMaxState{field: f.Fields[0], fields: f.Fields[1:], min: f.Name == "row_min"}
+	}}, nil
 }
 
 // eachValue calls fn with the values of fields in r, or of every field when

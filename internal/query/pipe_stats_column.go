@@ -21,41 +21,49 @@ type statsColumn interface {
 
 // newStatsColumn compiles f, a function of st, into a column: flat numeric
 // slices for the simple functions, state objects per group for the rest.
+// The newColumn of f's entry in getStatsFuncDefs builds it.
 func newStatsColumn(p *plan, st *PipeStats, f StatsFunc, mem *memTracker) (statsColumn, error) {
 	fields := f.Fields
 	if len(fields) == 1 && fields[0] == "*" {
 		fields = nil
 	}
-	switch f.Name {
-	case "count":
-		return &countColumn{fields: fields}, nil
-	case "count_empty":
-		return &countColumn{fields: fields, empty: true}, nil
-	case "rate":
-		// Per second of a _time bucket, else of the query's time range (as
-		// VictoriaLogs' initRateFuncsFromTimeBucket).
-		for _, b := range st.By {
-			if b.Name == "_time" && b.BucketNs > 0 {
-				return &countColumn{rate: float64(b.BucketNs) / 1e9}, nil
-			}
-		}
-		secs := float64(p.timeMax-p.timeMin+1) / 1e9
-		if !p.hasTimeRange || p.timeMax == math.MaxInt64 || p.timeMin == math.MinInt64 || secs <= 0 {
-			return nil, fmt.Errorf("cannot compute %s: the query's _time filter must have both bounds", f.Result)
-		}
-		return &countColumn{rate: secs}, nil
-	case "sum_len":
-		return &countColumn{fields: fields, sumLen: true}, nil
-	case "sum":
-		return &sumColumn{fields: fields}, nil
-	case "avg":
-		return &sumColumn{fields: fields, avg: true}, nil
+	def, ok := getStatsFuncDefs()[f.Name]
+	if !ok {
+		return nil, fmt.Errorf("stats function %q is not supported by spate", f.Name)
 	}
-	newFunc, err := newStatsFunc(f, mem)
-	if err != nil {
-		return nil, err
+	return def.newColumn(p, st, f, fields, mem)
+}
+
+func newCountColumn(_ *plan, _ *PipeStats, _ StatsFunc, fields []string, _ *memTracker) (statsColumn, error) {
+	return &countColumn{fields: fields}, nil
+}
+
+func newCountEmptyColumn(_ *plan, _ *PipeStats, _ StatsFunc, fields []string, _ *memTracker) (statsColumn, error) {
+	return &countColumn{fields: fields, empty: true}, nil
+}
+
+func newRateColumn(p *plan, st *PipeStats, f StatsFunc, _ []string, _ *memTracker) (statsColumn, error) {
+	// Per second of a _time bucket, else of the query's time range (as
+	// VictoriaLogs' initRateFuncsFromTimeBucket).
+	for _, b := range st.By {
+		if b.Name == "_time" && b.BucketNs > 0 {
+			return &countColumn{rate: float64(b.BucketNs) / 1e9}, nil
+		}
 	}
-	return &stateColumn{newFunc: newFunc}, nil
+	secs := float64(p.timeMax-p.timeMin+1) / 1e9
+	if !p.hasTimeRange || p.timeMax == math.MaxInt64 || p.timeMin == math.MinInt64 || secs <= 0 {
+		return nil, fmt.Errorf("cannot compute %s: the query's _time filter must have both bounds", f.Result)
+	}
+	return &countColumn{rate: secs}, nil
+}
+
+func newSumLenColumn(_ *plan, _ *PipeStats, _ StatsFunc, fields []string, _ *memTracker) (statsColumn, error) {
+	return &countColumn{fields: fields, sumLen: true}, nil
+}
+
+// newSumColumn compiles sum and avg.
+func newSumColumn(_ *plan, _ *PipeStats, f StatsFunc, fields []string, _ *memTracker) (statsColumn, error) {
+	return &sumColumn{fields: fields, avg: f.Name == "avg"}, nil
 }
 
 // countColumn implements count, count_empty, rate and sum_len.
