@@ -23,57 +23,18 @@ type processor interface {
 
 func defaultWorkers() int { return runtime.GOMAXPROCS(0) }
 
-// newProcessor compiles one pipe feeding next.
+// newProcessor compiles one pipe feeding next: every pipe type spate runs
+// has a newProcessor method, beside its processor.
 func newProcessor(p *plan, pipe Pipe, next processor) (processor, error) {
-	switch pp := pipe.(type) {
-	case *PipeFields:
-		return &fieldsProc{names: pp.Fields, next: next}, nil
-	case *PipeDelete:
-		return &deleteProc{names: pp.Fields, next: next}, nil
-	case *PipeRename:
-		return &renameProc{pairs: pp.Pairs, next: next}, nil
-	case *PipeCopy:
-		return &renameProc{pairs: pp.Pairs, copy: true, next: next}, nil
-	case *PipeFilter:
-		m, err := compileFilter(pp.Filter)
-		if err != nil {
-			return nil, err
-		}
-		return &filterProc{m: m, next: next}, nil
-	case *PipeLimit:
-		return &limitProc{n: pp.N, next: next}, nil
-	case *PipeOffset:
-		return &offsetProc{n: pp.N, next: next}, nil
-	case *PipeSort:
-		return newSortProc(pp, p.opts.MaxMemory, next), nil
-	case *PipeStats:
-		return newStatsProc(p, pp, next)
-	case *PipeTop:
-		return newTopProc(pp, next), nil
-	case *PipeUniq:
-		return newUniqProc(pp, next), nil
-	case *PipeFieldValues:
-		return newFieldValuesProc(pp, next), nil
-	case *PipeFieldNames:
-		return newFieldNamesProc(pp, next), nil
-	case *PipeFacets:
-		return newFacetsProc(pp, next), nil
-	case *PipeExtract:
-		return newExtractProc(pp, next)
-	case *PipeExtractRegexp:
-		return newExtractRegexpProc(pp, next)
-	case *PipeUnpack:
-		return newUnpackProc(pp, next)
-	case *PipeMath:
-		return &mathProc{assigns: pp.Assigns, next: next}, nil
-	case *PipeFormat:
-		return newFormatProc(pp, next)
-	case *PipeLen:
-		return &lenProc{field: pp.Field, result: pp.Result, next: next}, nil
-	case *PipeUnroll:
-		return &unrollProc{fields: pp.Fields, next: next}, nil
+	if pc, ok := pipe.(pipeCompiler); ok {
+		return pc.newProcessor(p, next)
 	}
 	return nil, fmt.Errorf("pipe %q is not supported by spate", pipe.String())
+}
+
+// pipeCompiler is a pipe that compiles itself into a processor.
+type pipeCompiler interface {
+	newProcessor(p *plan, next processor) (processor, error)
 }
 
 // sinkProc hands rows to the Sink. For raw log rows it puts the fields in
@@ -135,6 +96,10 @@ func matchName(pattern, name string) bool {
 	return pattern == name
 }
 
+func (p *PipeFields) newProcessor(_ *plan, next processor) (processor, error) {
+	return &fieldsProc{names: p.Fields, next: next}, nil
+}
+
 type fieldsProc struct {
 	names   []string
 	next    processor
@@ -166,6 +131,10 @@ func (p *fieldsProc) push(r *Row) error {
 
 func (p *fieldsProc) flush() error { return p.next.flush() }
 
+func (p *PipeDelete) newProcessor(_ *plan, next processor) (processor, error) {
+	return &deleteProc{names: p.Fields, next: next}, nil
+}
+
 type deleteProc struct {
 	names []string
 	next  processor
@@ -195,6 +164,14 @@ func (p *deleteProc) push(r *Row) error {
 }
 
 func (p *deleteProc) flush() error { return p.next.flush() }
+
+func (p *PipeRename) newProcessor(_ *plan, next processor) (processor, error) {
+	return &renameProc{pairs: p.Pairs, next: next}, nil
+}
+
+func (p *PipeCopy) newProcessor(_ *plan, next processor) (processor, error) {
+	return &renameProc{pairs: p.Pairs, copy: true, next: next}, nil
+}
 
 // renameProc implements rename and copy.
 type renameProc struct {
@@ -253,6 +230,14 @@ func (p *renameProc) push(r *Row) error {
 
 func (p *renameProc) flush() error { return p.next.flush() }
 
+func (p *PipeFilter) newProcessor(_ *plan, next processor) (processor, error) {
+	m, err := compileFilter(p.Filter)
+	if err != nil {
+		return nil, err
+	}
+	return &filterProc{m: m, next: next}, nil
+}
+
 type filterProc struct {
 	m    matcher
 	next processor
@@ -266,6 +251,10 @@ func (p *filterProc) push(r *Row) error {
 }
 
 func (p *filterProc) flush() error { return p.next.flush() }
+
+func (p *PipeLimit) newProcessor(_ *plan, next processor) (processor, error) {
+	return &limitProc{n: p.N, next: next}, nil
+}
 
 type limitProc struct {
 	n, seen int64
@@ -288,6 +277,10 @@ func (p *limitProc) push(r *Row) error {
 
 func (p *limitProc) flush() error { return p.next.flush() }
 
+func (p *PipeOffset) newProcessor(_ *plan, next processor) (processor, error) {
+	return &offsetProc{n: p.N, next: next}, nil
+}
+
 type offsetProc struct {
 	n, seen int64
 	next    processor
@@ -303,6 +296,10 @@ func (p *offsetProc) push(r *Row) error {
 
 func (p *offsetProc) flush() error { return p.next.flush() }
 
+func (p *PipeLen) newProcessor(_ *plan, next processor) (processor, error) {
+	return &lenProc{field: p.Field, result: p.Result, next: next}, nil
+}
+
 type lenProc struct {
 	field, result string
 	next          processor
@@ -316,6 +313,10 @@ func (p *lenProc) push(r *Row) error {
 }
 
 func (p *lenProc) flush() error { return p.next.flush() }
+
+func (p *PipeUnroll) newProcessor(_ *plan, next processor) (processor, error) {
+	return &unrollProc{fields: p.Fields, next: next}, nil
+}
 
 // unrollProc emits one row per element of JSON-array fields.
 type unrollProc struct {

@@ -142,6 +142,10 @@ type extractProc struct {
 	matches []int
 }
 
+func (p *PipeExtract) newProcessor(_ *plan, next processor) (processor, error) {
+	return newExtractProc(p, next)
+}
+
 func newExtractProc(p *PipeExtract, next processor) (processor, error) {
 	ep, err := newExtractPattern(p.Pattern)
 	if err != nil {
@@ -152,6 +156,10 @@ func newExtractProc(p *PipeExtract, next processor) (processor, error) {
 		return nil, err
 	}
 	return &extractProc{ifm: ifm, from: fieldOrMsg(p.From), ep: ep, keep: p.KeepOriginalFields, skip: p.SkipEmptyResults, next: next}, nil
+}
+
+func (p *PipeExtractRegexp) newProcessor(_ *plan, next processor) (processor, error) {
+	return newExtractRegexpProc(p, next)
 }
 
 func newExtractRegexpProc(p *PipeExtractRegexp, next processor) (processor, error) {
@@ -236,6 +244,10 @@ type formatProc struct {
 	next   processor
 	buf    []byte
 	arena  arena
+}
+
+func (p *PipeFormat) newProcessor(_ *plan, next processor) (processor, error) {
+	return newFormatProc(p, next)
 }
 
 func newFormatProc(p *PipeFormat, next processor) (processor, error) {

@@ -12,6 +12,10 @@ type mathProc struct {
 	arena   arena
 }
 
+func (p *PipeMath) newProcessor(_ *plan, next processor) (processor, error) {
+	return &mathProc{assigns: p.Assigns, next: next}, nil
+}
+
 func (p *mathProc) push(r *Row) error {
 	p.arena.reset()
 	for _, a := range p.assigns {

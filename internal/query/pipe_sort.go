@@ -29,6 +29,10 @@ type sortProc struct {
 // memory than Options.MaxMemory allows.
 var ErrMemoryLimit = errors.New("the query needs more memory than allowed")
 
+func (p *PipeSort) newProcessor(pl *plan, next processor) (processor, error) {
+	return newSortProc(p, pl.opts.MaxMemory, next), nil
+}
+
 func newSortProc(p *PipeSort, maxSize int64, next processor) *sortProc {
 	return &sortProc{by: p.By, desc: p.Desc, offset: p.Offset, limit: p.Limit, maxSize: maxSize, next: next}
 }

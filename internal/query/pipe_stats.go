@@ -65,6 +65,10 @@ const (
 	keyNumBucket  = 2 // 8 bytes: float64 bits of the bucket start
 )
 
+func (p *PipeStats) newProcessor(pl *plan, next processor) (processor, error) {
+	return newStatsProc(pl, p, next)
+}
+
 func newStatsProc(p *plan, st *PipeStats, next processor) (processor, error) {
 	sp := &statsProc{p: p, st: st, next: next, mem: newMemTracker(p)}
 	for _, f := range st.Funcs {

@@ -88,6 +88,10 @@ type topProc struct {
 	next processor
 }
 
+func (p *PipeTop) newProcessor(_ *plan, next processor) (processor, error) {
+	return newTopProc(p, next), nil
+}
+
 func newTopProc(p *PipeTop, next processor) *topProc {
 	return &topProc{p: p, h: newHitCounter(p.By), next: next}
 }
@@ -131,6 +135,10 @@ type uniqProc struct {
 	p    *PipeUniq
 	h    hitCounter
 	next processor
+}
+
+func (p *PipeUniq) newProcessor(_ *plan, next processor) (processor, error) {
+	return newUniqProc(p, next), nil
 }
 
 func newUniqProc(p *PipeUniq, next processor) *uniqProc {
@@ -179,6 +187,10 @@ type fieldValuesProc struct {
 	next processor
 }
 
+func (p *PipeFieldValues) newProcessor(_ *plan, next processor) (processor, error) {
+	return newFieldValuesProc(p, next), nil
+}
+
 func newFieldValuesProc(p *PipeFieldValues, next processor) *fieldValuesProc {
 	return &fieldValuesProc{p: p, h: newHitCounter([]string{p.Field}), next: next}
 }
@@ -216,6 +228,10 @@ type fieldNamesProc struct {
 	names map[string]*int64
 	rows  int64
 	next  processor
+}
+
+func (p *PipeFieldNames) newProcessor(_ *plan, next processor) (processor, error) {
+	return newFieldNamesProc(p, next), nil
 }
 
 func newFieldNamesProc(p *PipeFieldNames, next processor) *fieldNamesProc {
@@ -313,6 +329,10 @@ const (
 	defaultFacetsMaxValues = 1000
 	defaultFacetsMaxLen    = 128
 )
+
+func (p *PipeFacets) newProcessor(_ *plan, next processor) (processor, error) {
+	return newFacetsProc(p, next), nil
+}
 
 func newFacetsProc(p *PipeFacets, next processor) *facetsProc {
 	return &facetsProc{p: p, fields: map[string]*facetField{}, next: next}

@@ -26,6 +26,10 @@ type unpackProc struct {
 	nb    []byte
 }
 
+func (p *PipeUnpack) newProcessor(_ *plan, next processor) (processor, error) {
+	return newUnpackProc(p, next)
+}
+
 func newUnpackProc(p *PipeUnpack, next processor) (processor, error) {
 	ifm, err := compileIf(p.If)
 	if err != nil {
