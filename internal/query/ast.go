@@ -193,14 +193,6 @@ type Pipe interface {
 	isPipe()
 }
 
-// PipeFields keeps only the named fields: "fields a, b, http*". A name ending
-// in '*' is a prefix pattern.
-type PipeFields struct{ Fields []string }
-
-// PipeDelete removes the named fields: "delete a, b" (also del, rm, drop).
-// Names ending in '*' are prefix patterns.
-type PipeDelete struct{ Fields []string }
-
 // RenamePair is one "src as dst" of rename and copy. If Src ends in '*', Dst
 // must too, and every field starting with Src's prefix is renamed to Dst's
 // prefix plus the rest of its name.
@@ -403,8 +395,6 @@ type PipeFacets struct {
 // b)" (also "unroll by (a)").
 type PipeUnroll struct{ Fields []string }
 
-func (*PipeFields) isPipe()        {}
-func (*PipeDelete) isPipe()        {}
 func (*PipeRename) isPipe()        {}
 func (*PipeCopy) isPipe()          {}
 func (*PipeFilter) isPipe()        {}

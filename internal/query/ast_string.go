@@ -288,10 +288,6 @@ func (f *FilterTime) String() string {
 	return "_time:[" + ns(f.Min) + ", " + ns(f.Max) + "]"
 }
 
-func (p *PipeFields) String() string { return "fields " + joinFieldPatterns(p.Fields) }
-
-func (p *PipeDelete) String() string { return "delete " + joinFieldPatterns(p.Fields) }
-
 // joinRenamePairs prints "a as b, c as d".
 func joinRenamePairs(pairs []RenamePair) string {
 	a := make([]string, len(pairs))

@@ -259,26 +259,6 @@ func (p *parser) parseFieldPatterns(what string, parens, allowPatterns bool) ([]
 	return fields, nil
 }
 
-// parseFieldsPipe parses "fields a, b, http*".
-func (p *parser) parseFieldsPipe(_ string) (Pipe, error) {
-	p.next()
-	fields, err := p.parseFieldPatterns("field name", false, true)
-	if err != nil {
-		return nil, err
-	}
-	return &PipeFields{Fields: fields}, nil
-}
-
-// parseDeletePipe parses "delete a, b".
-func (p *parser) parseDeletePipe(_ string) (Pipe, error) {
-	p.next()
-	fields, err := p.parseFieldPatterns("field name", false, true)
-	if err != nil {
-		return nil, err
-	}
-	return &PipeDelete{Fields: fields}, nil
-}
-
 // parseRenamePipe parses "rename a as b, ..." and "mv a b, ...".
 func (p *parser) parseRenamePipe(name string) (Pipe, error) {
 	pairs, err := p.parseRenamePairs(name)
