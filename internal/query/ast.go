@@ -193,17 +193,6 @@ type Pipe interface {
 	isPipe()
 }
 
-// RenamePair is one "src as dst" of rename and copy. If Src ends in '*', Dst
-// must too, and every field starting with Src's prefix is renamed to Dst's
-// prefix plus the rest of its name.
-type RenamePair struct{ Src, Dst string }
-
-// PipeRename renames fields: "rename a as b, c as d" (also mv).
-type PipeRename struct{ Pairs []RenamePair }
-
-// PipeCopy copies fields: "copy a as b" (also cp).
-type PipeCopy struct{ Pairs []RenamePair }
-
 // PipeFilter keeps rows that Filter matches: "filter f", "where f".
 type PipeFilter struct{ Filter Filter }
 
@@ -395,8 +384,6 @@ type PipeFacets struct {
 // b)" (also "unroll by (a)").
 type PipeUnroll struct{ Fields []string }
 
-func (*PipeRename) isPipe()        {}
-func (*PipeCopy) isPipe()          {}
 func (*PipeFilter) isPipe()        {}
 func (*PipeLimit) isPipe()         {}
 func (*PipeOffset) isPipe()        {}

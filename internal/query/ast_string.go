@@ -288,19 +288,6 @@ func (f *FilterTime) String() string {
 	return "_time:[" + ns(f.Min) + ", " + ns(f.Max) + "]"
 }
 
-// joinRenamePairs prints "a as b, c as d".
-func joinRenamePairs(pairs []RenamePair) string {
-	a := make([]string, len(pairs))
-	for i, rp := range pairs {
-		a[i] = quoteFieldPattern(rp.Src) + " as " + quoteFieldPattern(rp.Dst)
-	}
-	return strings.Join(a, ", ")
-}
-
-func (p *PipeRename) String() string { return "rename " + joinRenamePairs(p.Pairs) }
-
-func (p *PipeCopy) String() string { return "copy " + joinRenamePairs(p.Pairs) }
-
 func (p *PipeFilter) String() string { return "filter " + p.Filter.String() }
 
 func (p *PipeLimit) String() string { return "limit " + strconv.FormatInt(p.N, 10) }

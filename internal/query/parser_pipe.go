@@ -259,59 +259,6 @@ func (p *parser) parseFieldPatterns(what string, parens, allowPatterns bool) ([]
 	return fields, nil
 }
 
-// parseRenamePipe parses "rename a as b, ..." and "mv a b, ...".
-func (p *parser) parseRenamePipe(name string) (Pipe, error) {
-	pairs, err := p.parseRenamePairs(name)
-	if err != nil {
-		return nil, err
-	}
-	return &PipeRename{Pairs: pairs}, nil
-}
-
-// parseCopyPipe parses "copy a as b, ..." and "cp a b, ...".
-func (p *parser) parseCopyPipe(name string) (Pipe, error) {
-	pairs, err := p.parseRenamePairs(name)
-	if err != nil {
-		return nil, err
-	}
-	return &PipeCopy{Pairs: pairs}, nil
-}
-
-// parseRenamePairs parses "src as dst, ..." of rename and copy ("as" is
-// optional).
-func (p *parser) parseRenamePairs(pipe string) ([]RenamePair, error) {
-	p.next()
-	var pairs []RenamePair
-	for {
-		srcPos := p.cur().pos
-		src, _, err := p.parseFieldPattern("source field")
-		if err != nil {
-			return nil, err
-		}
-		if p.isKw("as") {
-			p.next()
-		}
-		dstPos := p.cur().pos
-		dst, _, err := p.parseFieldPattern("destination field")
-		if err != nil {
-			return nil, err
-		}
-		srcWild, dstWild := strings.HasSuffix(src, "*"), strings.HasSuffix(dst, "*")
-		switch {
-		case srcWild && !dstWild:
-			return nil, p.errorHint(dstPos, fmt.Sprintf("write %s as %s*", quoteFieldPattern(src), quoteToken(dst)),
-				"%s: the destination of the pattern %s must end with '*'", pipe, quoteFieldPattern(src))
-		case dstWild && !srcWild:
-			return nil, p.errorf(srcPos, "%s: the source of the pattern %s must end with '*'", pipe, quoteFieldPattern(dst))
-		}
-		pairs = append(pairs, RenamePair{Src: src, Dst: dst})
-		if !p.isPunct(",") {
-			return pairs, nil
-		}
-		p.next()
-	}
-}
-
 // parseSortPipe parses "sort [by] (a, b desc) [desc] [offset N] [limit N]".
 func (p *parser) parseSortPipe(_ string) (Pipe, error) {
 	p.next()
