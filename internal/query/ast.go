@@ -193,16 +193,6 @@ type Pipe interface {
 	isPipe()
 }
 
-// PipeFilter keeps rows that Filter matches: "filter f", "where f".
-type PipeFilter struct{ Filter Filter }
-
-// PipeLimit keeps the first N rows: "limit N", "head N". "head" with no
-// number means 10.
-type PipeLimit struct{ N int64 }
-
-// PipeOffset drops the first N rows: "offset N", "skip N".
-type PipeOffset struct{ N int64 }
-
 // SortField is one key of a sort.
 type SortField struct {
 	Name string
@@ -384,9 +374,6 @@ type PipeFacets struct {
 // b)" (also "unroll by (a)").
 type PipeUnroll struct{ Fields []string }
 
-func (*PipeFilter) isPipe()        {}
-func (*PipeLimit) isPipe()         {}
-func (*PipeOffset) isPipe()        {}
 func (*PipeSort) isPipe()          {}
 func (*PipeStats) isPipe()         {}
 func (*PipeTop) isPipe()           {}

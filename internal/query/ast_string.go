@@ -288,12 +288,6 @@ func (f *FilterTime) String() string {
 	return "_time:[" + ns(f.Min) + ", " + ns(f.Max) + "]"
 }
 
-func (p *PipeFilter) String() string { return "filter " + p.Filter.String() }
-
-func (p *PipeLimit) String() string { return "limit " + strconv.FormatInt(p.N, 10) }
-
-func (p *PipeOffset) String() string { return "offset " + strconv.FormatInt(p.N, 10) }
-
 func (p *PipeSort) String() string {
 	var b strings.Builder
 	b.WriteString("sort")

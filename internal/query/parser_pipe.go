@@ -114,48 +114,6 @@ func (p *parser) parsePipe() (Pipe, error) {
 	return nil, p.errorf(t.pos, "missing pipe; got %s", p.describe())
 }
 
-// parseFilterPipe parses "filter f" and "where f".
-func (p *parser) parseFilterPipe(_ string) (Pipe, error) {
-	t := p.cur()
-	p.next()
-	if p.isTrailer() {
-		return nil, p.errorf(p.cur().pos, "missing filter after %q", t.raw)
-	}
-	return p.parseFilterPipeNoKeyword()
-}
-
-// parseLimitPipe parses "limit N" and "head [N]"; N defaults to 10.
-func (p *parser) parseLimitPipe(name string) (Pipe, error) {
-	p.next()
-	n := int64(10)
-	if !p.isTrailer() {
-		var err error
-		if n, err = p.parseCount(name); err != nil {
-			return nil, err
-		}
-	}
-	return &PipeLimit{N: n}, nil
-}
-
-// parseOffsetPipe parses "offset N" and "skip N".
-func (p *parser) parseOffsetPipe(name string) (Pipe, error) {
-	p.next()
-	n, err := p.parseCount(name)
-	if err != nil {
-		return nil, err
-	}
-	return &PipeOffset{N: n}, nil
-}
-
-// parseFilterPipeNoKeyword parses a filter pipe written without "filter".
-func (p *parser) parseFilterPipeNoKeyword() (Pipe, error) {
-	f, err := p.parseOr("")
-	if err != nil {
-		return nil, err
-	}
-	return &PipeFilter{Filter: f}, nil
-}
-
 // parseCount parses the N of "limit N", "offset N" and similar options.
 func (p *parser) parseCount(what string) (int64, error) {
 	pos := p.cur().pos
