@@ -193,22 +193,6 @@ type Pipe interface {
 	isPipe()
 }
 
-// SortField is one key of a sort.
-type SortField struct {
-	Name string
-	Desc bool
-}
-
-// PipeSort sorts rows: "sort by (a, b desc) [desc] [offset N] [limit M]"
-// (also "sort (a)" and "order by"). Desc reverses the whole order (the
-// trailing "desc"). Limit 0 means no limit.
-type PipeSort struct {
-	By     []SortField
-	Desc   bool
-	Offset int64
-	Limit  int64
-}
-
 // ByField is one "by" key of stats. For "_time:1m" Bucket is "1m" and
 // BucketNs the step in nanoseconds; for a numeric field "f:10" BucketNum is
 // the step. The offset ("by (_time:1d offset 3h)", written as OffsetText)
@@ -374,7 +358,6 @@ type PipeFacets struct {
 // b)" (also "unroll by (a)").
 type PipeUnroll struct{ Fields []string }
 
-func (*PipeSort) isPipe()          {}
 func (*PipeStats) isPipe()         {}
 func (*PipeTop) isPipe()           {}
 func (*PipeUniq) isPipe()          {}

@@ -288,34 +288,6 @@ func (f *FilterTime) String() string {
 	return "_time:[" + ns(f.Min) + ", " + ns(f.Max) + "]"
 }
 
-func (p *PipeSort) String() string {
-	var b strings.Builder
-	b.WriteString("sort")
-	if len(p.By) > 0 {
-		b.WriteString(" by (")
-		for i, sf := range p.By {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(quoteToken(sf.Name))
-			if sf.Desc {
-				b.WriteString(" desc")
-			}
-		}
-		b.WriteString(")")
-	}
-	if p.Desc {
-		b.WriteString(" desc")
-	}
-	if p.Offset > 0 {
-		b.WriteString(" offset " + strconv.FormatInt(p.Offset, 10))
-	}
-	if p.Limit > 0 {
-		b.WriteString(" limit " + strconv.FormatInt(p.Limit, 10))
-	}
-	return b.String()
-}
-
 // String prints a by field of stats: "level", "_time:1m", "_time:1d offset 3h".
 func (bf *ByField) String() string {
 	s := quoteToken(bf.Name)

@@ -5,8 +5,129 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 )
+
+// SortField is one key of a sort.
+type SortField struct {
+	Name string
+	Desc bool
+}
+
+// PipeSort sorts rows: "sort by (a, b desc) [desc] [offset N] [limit M]"
+// (also "sort (a)" and "order by"). Desc reverses the whole order (the
+// trailing "desc"). Limit 0 means no limit.
+type PipeSort struct {
+	By     []SortField
+	Desc   bool
+	Offset int64
+	Limit  int64
+}
+
+func (*PipeSort) isPipe() {}
+
+func (p *PipeSort) String() string {
+	var b strings.Builder
+	b.WriteString("sort")
+	if len(p.By) > 0 {
+		b.WriteString(" by (")
+		for i, sf := range p.By {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(quoteToken(sf.Name))
+			if sf.Desc {
+				b.WriteString(" desc")
+			}
+		}
+		b.WriteString(")")
+	}
+	if p.Desc {
+		b.WriteString(" desc")
+	}
+	if p.Offset > 0 {
+		b.WriteString(" offset " + strconv.FormatInt(p.Offset, 10))
+	}
+	if p.Limit > 0 {
+		b.WriteString(" limit " + strconv.FormatInt(p.Limit, 10))
+	}
+	return b.String()
+}
+
+// parseSortPipe parses "sort [by] (a, b desc) [desc] [offset N] [limit N]".
+func (p *parser) parseSortPipe(_ string) (Pipe, error) {
+	p.next()
+	ps := &PipeSort{}
+	hasBy := p.isKw("by")
+	if hasBy {
+		p.next()
+	}
+	if p.isPunct("(") || hasBy {
+		if err := p.expectPunct("(", "after 'sort by'"); err != nil {
+			return nil, err
+		}
+		for !p.isPunct(")") {
+			name, err := p.parseFieldName("sort field")
+			if err != nil {
+				return nil, err
+			}
+			sf := SortField{Name: name}
+			if p.isKw("desc") {
+				p.next()
+				sf.Desc = true
+			} else if p.isKw("asc") {
+				p.next()
+			}
+			ps.By = append(ps.By, sf)
+			if p.isPunct(")") {
+				break
+			}
+			if !p.isPunct(",") {
+				return nil, p.errorf(p.cur().pos, "missing ',' or ')' in 'sort by (...)'; got %s", p.describe())
+			}
+			p.next()
+		}
+		p.next()
+	}
+	if p.isKw("desc") {
+		p.next()
+		ps.Desc = true
+	} else if p.isKw("asc") {
+		p.next()
+	}
+	seenOffset, seenLimit := false, false
+	for {
+		switch {
+		case p.isKw("offset"):
+			if seenOffset {
+				return nil, p.errorf(p.cur().pos, "duplicate 'offset' in sort pipe")
+			}
+			seenOffset = true
+			p.next()
+			n, err := p.parseCount("offset")
+			if err != nil {
+				return nil, err
+			}
+			ps.Offset = n
+		case p.isKw("limit"):
+			if seenLimit {
+				return nil, p.errorf(p.cur().pos, "duplicate 'limit' in sort pipe")
+			}
+			seenLimit = true
+			p.next()
+			n, err := p.parseCount("limit")
+			if err != nil {
+				return nil, err
+			}
+			ps.Limit = n
+		case p.isKw("rank", "partition"):
+			return nil, p.errorf(p.cur().pos, "%q in sort pipe is not supported by spate", strings.ToLower(p.cur().text))
+		default:
+			return ps, nil
+		}
+	}
+}
 
 // sortProc implements sort. Rows are cloned and kept; with a limit only the
 // best offset+limit rows are kept (the list is cut back whenever it doubles),
