@@ -237,25 +237,6 @@ type PipeStats struct {
 	Funcs []StatsFunc
 }
 
-// PipeTop returns the N most frequent value tuples of By with a "hits"
-// column: "top 5 by (a, b)". N defaults to 10. HitsName is the hits column
-// name ("hits" unless "hits as x"). Rank, if not "", names a rank column
-// ("rank" for a bare "rank", or "rank as r").
-type PipeTop struct {
-	N        int64
-	By       []string
-	HitsName string
-	Rank     string
-}
-
-// PipeUniq returns the distinct value tuples of By: "uniq by (a, b) [with
-// hits] [limit N]".
-type PipeUniq struct {
-	By       []string
-	WithHits bool
-	Limit    int64
-}
-
 // PipeExtract applies a pattern with <name> placeholders to From (default
 // _msg): "extract [if (f)] \"ip=<ip> \" [from f] [keep_original_fields]
 // [skip_empty_results]". "<_>" matches without storing.
@@ -333,41 +314,15 @@ type PipeFormat struct {
 // PipeLen stores the byte length of Field in Result: "len(_msg) as l".
 type PipeLen struct{ Field, Result string }
 
-// PipeFieldNames returns one row per field name with a hits count:
-// "field_names [as name]". ResultName defaults to "name".
-type PipeFieldNames struct{ ResultName string }
-
-// PipeFieldValues returns the distinct values of Field with hits, highest
-// first: "field_values f [limit N]".
-type PipeFieldValues struct {
-	Field string
-	Limit int64
-}
-
-// PipeFacets returns, for every field, its most frequent values with hits:
-// "facets [N] [max_values_per_field M] [max_value_len K] [keep_const_fields]".
-// N defaults to 10.
-type PipeFacets struct {
-	N                 int64
-	MaxValuesPerField int64
-	MaxValueLen       int64
-	KeepConstFields   bool
-}
-
 // PipeUnroll splits JSON-array fields into one row per element: "unroll (a,
 // b)" (also "unroll by (a)").
 type PipeUnroll struct{ Fields []string }
 
 func (*PipeStats) isPipe()         {}
-func (*PipeTop) isPipe()           {}
-func (*PipeUniq) isPipe()          {}
 func (*PipeExtract) isPipe()       {}
 func (*PipeExtractRegexp) isPipe() {}
 func (*PipeUnpack) isPipe()        {}
 func (*PipeMath) isPipe()          {}
 func (*PipeFormat) isPipe()        {}
 func (*PipeLen) isPipe()           {}
-func (*PipeFieldNames) isPipe()    {}
-func (*PipeFieldValues) isPipe()   {}
-func (*PipeFacets) isPipe()        {}
 func (*PipeUnroll) isPipe()        {}

@@ -353,38 +353,6 @@ func (p *PipeStats) String() string {
 	return b.String()
 }
 
-func (p *PipeTop) String() string {
-	s := "top " + strconv.FormatInt(p.N, 10)
-	if len(p.By) > 0 {
-		s += " by (" + joinFieldPatterns(p.By) + ")"
-	}
-	if p.HitsName != "hits" {
-		s += " hits as " + quoteToken(p.HitsName)
-	}
-	switch p.Rank {
-	case "":
-	case "rank":
-		s += " rank"
-	default:
-		s += " rank as " + quoteToken(p.Rank)
-	}
-	return s
-}
-
-func (p *PipeUniq) String() string {
-	s := "uniq"
-	if len(p.By) > 0 {
-		s += " by (" + joinFieldPatterns(p.By) + ")"
-	}
-	if p.WithHits {
-		s += " with hits"
-	}
-	if p.Limit > 0 {
-		s += " limit " + strconv.FormatInt(p.Limit, 10)
-	}
-	return s
-}
-
 // ifString prints " if (filter)" or "" for a nil filter.
 func ifString(f Filter) string {
 	if f == nil {
@@ -506,32 +474,6 @@ func (p *PipeFormat) String() string {
 
 func (p *PipeLen) String() string {
 	return "len(" + quoteToken(p.Field) + ") as " + quoteToken(p.Result)
-}
-
-func (p *PipeFieldNames) String() string {
-	return "field_names as " + quoteToken(p.ResultName)
-}
-
-func (p *PipeFieldValues) String() string {
-	s := "field_values " + quoteToken(p.Field)
-	if p.Limit > 0 {
-		s += " limit " + strconv.FormatInt(p.Limit, 10)
-	}
-	return s
-}
-
-func (p *PipeFacets) String() string {
-	s := "facets " + strconv.FormatInt(p.N, 10)
-	if p.MaxValuesPerField > 0 {
-		s += " max_values_per_field " + strconv.FormatInt(p.MaxValuesPerField, 10)
-	}
-	if p.MaxValueLen > 0 {
-		s += " max_value_len " + strconv.FormatInt(p.MaxValueLen, 10)
-	}
-	if p.KeepConstFields {
-		s += " keep_const_fields"
-	}
-	return s
 }
 
 func (p *PipeUnroll) String() string { return "unroll (" + joinFieldPatterns(p.Fields) + ")" }

@@ -1,0 +1,125 @@
+package query
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// PipeFieldNames returns one row per field name with a hits count:
+// "field_names [as name]". ResultName defaults to "name".
+type PipeFieldNames struct{ ResultName string }
+
+func (*PipeFieldNames) isPipe() {}
+
+func (p *PipeFieldNames) String() string {
+	return "field_names as " + quoteToken(p.ResultName)
+}
+
+// parseFieldNamesPipe parses "field_names [as] [name]".
+func (p *parser) parseFieldNamesPipe(_ string) (Pipe, error) {
+	p.next()
+	pf := &PipeFieldNames{ResultName: "name"}
+	if p.isKw("as") {
+		p.next()
+	}
+	if !p.isTrailer() {
+		name, err := p.parseFieldName("result field")
+		if err != nil {
+			return nil, err
+		}
+		pf.ResultName = name
+	}
+	return pf, nil
+}
+
+func (p *PipeFieldNames) newProcessor(_ *plan, next processor) (processor, error) {
+	return newFieldNamesProc(p, next), nil
+}
+
+// fieldNamesProc implements field_names: every field name with the number of
+// rows where it has a value.
+//
+// Maps here are keyed by strings that own their memory and updated through
+// pointers: assigning to an existing key with a string that aliases the
+// worker's arena would make the map keep the alias (Go updates string keys
+// on assignment).
+type fieldNamesProc struct {
+	p     *PipeFieldNames
+	names map[string]*int64
+	rows  int64
+	next  processor
+}
+
+func newFieldNamesProc(p *PipeFieldNames, next processor) *fieldNamesProc {
+	return &fieldNamesProc{p: p, names: map[string]*int64{}, next: next}
+}
+
+func (f *fieldNamesProc) push(r *Row) error {
+	f.rows++
+	for _, fl := range r.Fields {
+		if fl.Value == "" {
+			continue
+		}
+		n := f.names[fl.Name]
+		if n == nil {
+			n = new(int64)
+			f.names[strings.Clone(fl.Name)] = n
+		}
+		*n++
+	}
+	return nil
+}
+
+func (f *fieldNamesProc) merge(o processor) error {
+	of := o.(*fieldNamesProc)
+	f.rows += of.rows
+	for k, v := range of.names {
+		if n := f.names[k]; n != nil {
+			*n += *v
+		} else {
+			f.names[k] = v
+		}
+	}
+	return nil
+}
+
+func (f *fieldNamesProc) flush() error {
+	name := f.p.ResultName
+	if name == "" {
+		name = "name"
+	}
+	keys := make([]string, 0, len(f.names)+2)
+	for k := range f.names {
+		keys = append(keys, k)
+	}
+	if f.rows > 0 {
+		// Every log belongs to a stream in VictoriaLogs' model; spate reads
+		// files without stream fields, so every log is in the stream {}, as
+		// when VictoriaLogs ingests them without _stream_fields. (Not
+		// stored in names: flush may run again, for snapshots.)
+		for _, k := range []string{"_stream", "_stream_id"} {
+			if f.names[k] == nil {
+				keys = append(keys, k)
+			}
+		}
+	}
+	slices.Sort(keys)
+	var out Row
+	for _, k := range keys {
+		hits := f.rows
+		if n := f.names[k]; n != nil {
+			hits = *n
+		}
+		out.Reset()
+		out.Set(name, k)
+		out.Set("hits", strconv.FormatInt(hits, 10))
+		if err := f.next.push(&out); err != nil {
+			if err == errStop {
+				break
+			}
+			return err
+		}
+	}
+	return f.next.flush()
+}

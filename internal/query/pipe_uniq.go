@@ -1,0 +1,118 @@
+package query
+
+import "strconv"
+
+// PipeUniq returns the distinct value tuples of By: "uniq by (a, b) [with
+// hits] [limit N]".
+type PipeUniq struct {
+	By       []string
+	WithHits bool
+	Limit    int64
+}
+
+func (*PipeUniq) isPipe() {}
+
+func (p *PipeUniq) String() string {
+	s := "uniq"
+	if len(p.By) > 0 {
+		s += " by (" + joinFieldPatterns(p.By) + ")"
+	}
+	if p.WithHits {
+		s += " with hits"
+	}
+	if p.Limit > 0 {
+		s += " limit " + strconv.FormatInt(p.Limit, 10)
+	}
+	return s
+}
+
+// parseUniqPipe parses "uniq [by] (a, b) [with hits] [limit N]".
+func (p *parser) parseUniqPipe(_ string) (Pipe, error) {
+	p.next()
+	pos := p.cur().pos
+	by, err := p.parseByList("uniq", "with", "hits", "limit", "filter")
+	if err != nil {
+		return nil, err
+	}
+	if len(by) == 0 {
+		return nil, p.errorHint(pos, "for example: uniq by (level)", "missing fields in uniq pipe")
+	}
+	pu := &PipeUniq{By: by}
+	for {
+		switch {
+		case p.isKw("filter"):
+			return nil, p.errorf(p.cur().pos, "'filter' in uniq pipe is not supported by spate")
+		case p.isKw("with"):
+			p.next()
+			if !p.isKw("hits") {
+				return nil, p.errorf(p.cur().pos, "missing 'hits' after 'with' in uniq pipe; got %s", p.describe())
+			}
+			p.next()
+			pu.WithHits = true
+		case p.isKw("hits"):
+			p.next()
+			pu.WithHits = true
+		case p.isKw("limit"):
+			p.next()
+			n, err := p.parseCount("limit")
+			if err != nil {
+				return nil, err
+			}
+			pu.Limit = n
+		default:
+			return pu, nil
+		}
+	}
+}
+
+func (p *PipeUniq) newProcessor(_ *plan, next processor) (processor, error) {
+	return newUniqProc(p, next), nil
+}
+
+// uniqProc implements uniq.
+type uniqProc struct {
+	p    *PipeUniq
+	h    hitCounter
+	next processor
+}
+
+func newUniqProc(p *PipeUniq, next processor) *uniqProc {
+	return &uniqProc{p: p, h: newHitCounter(p.By), next: next}
+}
+
+// push counts r unless every by-field is empty: VictoriaLogs' uniq leaves
+// out the all-empty tuple (top keeps it).
+func (u *uniqProc) push(r *Row) error {
+	for _, f := range u.p.By {
+		if r.Get(f) != "" {
+			u.h.add(r)
+			return nil
+		}
+	}
+	return nil
+}
+
+func (u *uniqProc) merge(o processor) error { u.h.merge(&o.(*uniqProc).h); return nil }
+
+func (u *uniqProc) flush() error {
+	var out Row
+	for i, g := range u.h.sorted(false) {
+		if u.p.Limit > 0 && int64(i) >= u.p.Limit {
+			break
+		}
+		out.Reset()
+		for j, f := range u.p.By {
+			out.Set(f, g.vals[j])
+		}
+		if u.p.WithHits {
+			out.Set("hits", strconv.FormatInt(g.hits, 10))
+		}
+		if err := u.next.push(&out); err != nil {
+			if err == errStop {
+				break
+			}
+			return err
+		}
+	}
+	return u.next.flush()
+}
