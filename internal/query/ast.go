@@ -237,42 +237,6 @@ type PipeStats struct {
 	Funcs []StatsFunc
 }
 
-// PipeExtract applies a pattern with <name> placeholders to From (default
-// _msg): "extract [if (f)] \"ip=<ip> \" [from f] [keep_original_fields]
-// [skip_empty_results]". "<_>" matches without storing.
-type PipeExtract struct {
-	If                 Filter
-	Pattern            string
-	From               string
-	KeepOriginalFields bool
-	SkipEmptyResults   bool
-}
-
-// PipeExtractRegexp is extract with an RE2 expression whose named groups
-// (?P<name>...) become fields: "extract_regexp [if (f)] \"re\" [from f]".
-type PipeExtractRegexp struct {
-	If                 Filter
-	Expr               string
-	From               string
-	KeepOriginalFields bool
-	SkipEmptyResults   bool
-}
-
-// PipeUnpack parses From (default _msg) as JSON (Format "json",
-// "unpack_json") or logfmt (Format "logfmt", "unpack_logfmt") and sets the
-// fields it holds: "unpack_json [if (f)] [from f] [fields (a, b)]
-// [result_prefix p] [keep_original_fields] [skip_empty_results]". With
-// Fields, only those are set, and the missing ones are set to "".
-type PipeUnpack struct {
-	Format             string
-	If                 Filter
-	From               string
-	Fields             []string
-	ResultPrefix       string
-	KeepOriginalFields bool
-	SkipEmptyResults   bool
-}
-
 // MathExpr is a node of a math expression.
 //   - Op "num": a number literal, Num (Text as written).
 //   - Op "field": the value of field Field, as a number (NaN if not a number).
@@ -300,29 +264,5 @@ type MathAssign struct {
 // A result that is NaN is stored as "NaN".
 type PipeMath struct{ Assigns []MathAssign }
 
-// PipeFormat builds a field from a pattern: "format [if (f)] \"<a>:<uc:b>\" as
-// r [keep_original_fields] [skip_empty_results]". Placeholders may carry
-// modifiers (uc, lc, q, ...). Result defaults to _msg.
-type PipeFormat struct {
-	If                 Filter
-	Pattern            string
-	Result             string
-	KeepOriginalFields bool
-	SkipEmptyResults   bool
-}
-
-// PipeLen stores the byte length of Field in Result: "len(_msg) as l".
-type PipeLen struct{ Field, Result string }
-
-// PipeUnroll splits JSON-array fields into one row per element: "unroll (a,
-// b)" (also "unroll by (a)").
-type PipeUnroll struct{ Fields []string }
-
-func (*PipeStats) isPipe()         {}
-func (*PipeExtract) isPipe()       {}
-func (*PipeExtractRegexp) isPipe() {}
-func (*PipeUnpack) isPipe()        {}
-func (*PipeMath) isPipe()          {}
-func (*PipeFormat) isPipe()        {}
-func (*PipeLen) isPipe()           {}
-func (*PipeUnroll) isPipe()        {}
+func (*PipeStats) isPipe() {}
+func (*PipeMath) isPipe()  {}

@@ -382,27 +382,6 @@ func keepSkipString(keep, skip bool) string {
 	return s
 }
 
-func (p *PipeExtract) String() string {
-	return "extract" + ifString(p.If) + " " + strconv.Quote(p.Pattern) + fromString(p.From) +
-		keepSkipString(p.KeepOriginalFields, p.SkipEmptyResults)
-}
-
-func (p *PipeExtractRegexp) String() string {
-	return "extract_regexp" + ifString(p.If) + " " + strconv.Quote(p.Expr) + fromString(p.From) +
-		keepSkipString(p.KeepOriginalFields, p.SkipEmptyResults)
-}
-
-func (p *PipeUnpack) String() string {
-	s := "unpack_" + p.Format + ifString(p.If) + fromString(p.From)
-	if len(p.Fields) > 0 {
-		s += " fields (" + joinFieldPatterns(p.Fields) + ")"
-	}
-	if p.ResultPrefix != "" {
-		s += " result_prefix " + strconv.Quote(p.ResultPrefix)
-	}
-	return s + keepSkipString(p.KeepOriginalFields, p.SkipEmptyResults)
-}
-
 // isMathBinary reports whether e is a binary operator node and returns its
 // priority.
 func isMathBinary(e *MathExpr) (int, bool) {
@@ -463,17 +442,3 @@ func (p *PipeMath) String() string {
 	}
 	return "math " + strings.Join(a, ", ")
 }
-
-func (p *PipeFormat) String() string {
-	s := "format" + ifString(p.If) + " " + strconv.Quote(p.Pattern)
-	if p.Result != "" && p.Result != "_msg" {
-		s += " as " + quoteToken(p.Result)
-	}
-	return s + keepSkipString(p.KeepOriginalFields, p.SkipEmptyResults)
-}
-
-func (p *PipeLen) String() string {
-	return "len(" + quoteToken(p.Field) + ") as " + quoteToken(p.Result)
-}
-
-func (p *PipeUnroll) String() string { return "unroll (" + joinFieldPatterns(p.Fields) + ")" }

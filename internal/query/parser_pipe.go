@@ -2,7 +2,6 @@ package query
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -250,60 +249,6 @@ func (p *parser) parseByList(pipe string, stops ...string) ([]string, error) {
 	return fields, nil
 }
 
-// parseExtractPipe parses extract and extract_regexp:
-// "extract [if (f)] "pattern" [from f] [keep_original_fields] [skip_empty_results]".
-func (p *parser) parseExtractPipe(name string) (Pipe, error) {
-	p.next()
-	var iff Filter
-	if p.isKw("if") {
-		f, err := p.parseIf()
-		if err != nil {
-			return nil, err
-		}
-		iff = f
-	}
-	from := "_msg"
-	if p.isKw("from") {
-		p.next()
-		f, err := p.parseFieldName("field after 'from'")
-		if err != nil {
-			return nil, err
-		}
-		from = f
-	}
-	patPos := p.cur().pos
-	pattern, err := p.compound(stopsGeneric, "pattern")
-	if err != nil {
-		return nil, err
-	}
-	if p.isKw("from") {
-		p.next()
-		f, err := p.parseFieldName("field after 'from'")
-		if err != nil {
-			return nil, err
-		}
-		from = f
-	}
-	keep, skip := p.parseKeepSkip()
-	if name == "extract" {
-		if err := p.checkExtractPattern(patPos, pattern); err != nil {
-			return nil, err
-		}
-		return &PipeExtract{If: iff, Pattern: pattern, From: from, KeepOriginalFields: keep, SkipEmptyResults: skip}, nil
-	}
-	re, err := regexp.Compile(pattern)
-	if err != nil {
-		return nil, p.errorHint(patPos, "the syntax is RE2: https://github.com/google/re2/wiki/Syntax",
-			"invalid regexp %q: %s", pattern, strings.TrimPrefix(err.Error(), "error parsing regexp: "))
-	}
-	named := slices.ContainsFunc(re.SubexpNames(), func(s string) bool { return s != "" })
-	if !named {
-		return nil, p.errorHint(patPos, `name a group like this: (?P<name>[0-9]+)`,
-			"the regexp %q of extract_regexp has no named group", pattern)
-	}
-	return &PipeExtractRegexp{If: iff, Expr: pattern, From: from, KeepOriginalFields: keep, SkipEmptyResults: skip}, nil
-}
-
 // parseKeepSkip parses the optional keep_original_fields and
 // skip_empty_results options in any order.
 func (p *parser) parseKeepSkip() (keep, skip bool) {
@@ -318,124 +263,6 @@ func (p *parser) parseKeepSkip() (keep, skip bool) {
 		}
 		p.next()
 	}
-}
-
-// checkExtractPattern checks that an extract pattern has at least one named
-// placeholder such as <ip> (<_> matches without storing).
-func (p *parser) checkExtractPattern(pos int, pattern string) error {
-	for _, name := range patternFields(pattern) {
-		if name != "_" && name != "" {
-			return nil
-		}
-	}
-	return p.errorHint(pos, `name a placeholder like this: "ip=<ip> "`,
-		"the pattern %q of extract must have at least one named placeholder <name>", pattern)
-}
-
-// patternFields returns the names inside the <...> placeholders of an
-// extract or format pattern, without modifiers ("<uc:level>" gives "level").
-func patternFields(pattern string) []string {
-	var names []string
-	for {
-		start := strings.IndexByte(pattern, '<')
-		if start < 0 {
-			return names
-		}
-		pattern = pattern[start+1:]
-		end := strings.IndexByte(pattern, '>')
-		if end < 0 {
-			return names
-		}
-		name := pattern[:end]
-		pattern = pattern[end+1:]
-		if i := strings.IndexByte(name, ':'); i >= 0 {
-			name = name[i+1:]
-		}
-		names = append(names, strings.TrimSpace(name))
-	}
-}
-
-// parseUnpackPipe parses unpack_json and unpack_logfmt: "unpack_json [if
-// (f)] [from f] [fields (a, b)] [result_prefix "p"] [keep_original_fields]
-// [skip_empty_results]".
-func (p *parser) parseUnpackPipe(name string) (Pipe, error) {
-	p.next()
-	pu := &PipeUnpack{Format: strings.TrimPrefix(name, "unpack_"), From: "_msg"}
-	if p.isKw("if") {
-		f, err := p.parseIf()
-		if err != nil {
-			return nil, err
-		}
-		pu.If = f
-	}
-	for {
-		switch {
-		case p.isKw("from"):
-			p.next()
-			f, err := p.parseFieldName("field after 'from'")
-			if err != nil {
-				return nil, err
-			}
-			pu.From = f
-		case p.isKw("fields"):
-			p.next()
-			fields, err := p.parseFieldPatterns("field name", true, false)
-			if err != nil {
-				return nil, err
-			}
-			pu.Fields = fields
-		case p.isKw("result_prefix"):
-			p.next()
-			s, err := p.compound(stopsGeneric, "prefix after 'result_prefix'")
-			if err != nil {
-				return nil, err
-			}
-			pu.ResultPrefix = s
-		case p.isKw("keep_original_fields"):
-			p.next()
-			pu.KeepOriginalFields = true
-		case p.isKw("skip_empty_results"):
-			p.next()
-			pu.SkipEmptyResults = true
-		default:
-			return pu, nil
-		}
-	}
-}
-
-// parseFormatPipe parses "format [if (f)] "pattern" [as result]
-// [keep_original_fields] [skip_empty_results]".
-func (p *parser) parseFormatPipe(_ string) (Pipe, error) {
-	p.next()
-	pf := &PipeFormat{Result: "_msg"}
-	if p.isKw("if") {
-		f, err := p.parseIf()
-		if err != nil {
-			return nil, err
-		}
-		pf.If = f
-	}
-	pos := p.cur().pos
-	pattern, err := p.compound(stopsGeneric, "pattern")
-	if err != nil {
-		return nil, err
-	}
-	for _, name := range patternFields(pattern) {
-		if strings.HasSuffix(name, "*") {
-			return nil, p.errorf(pos, "the pattern %q of format cannot use a '*' pattern <%s>", pattern, name)
-		}
-	}
-	pf.Pattern = pattern
-	if p.isKw("as") {
-		p.next()
-		name, err := p.parseFieldName("result field after 'as'")
-		if err != nil {
-			return nil, err
-		}
-		pf.Result = name
-	}
-	pf.KeepOriginalFields, pf.SkipEmptyResults = p.parseKeepSkip()
-	return pf, nil
 }
 
 // parseOptionalParenField reads "f" or "(f)".
@@ -454,42 +281,4 @@ func (p *parser) parseOptionalParenField(what string) (string, error) {
 		}
 	}
 	return name, nil
-}
-
-// parseLenPipe parses "len(f) [as] r"; the result defaults to _msg.
-func (p *parser) parseLenPipe(_ string) (Pipe, error) {
-	p.next()
-	field, err := p.parseOptionalParenField("field name")
-	if err != nil {
-		return nil, err
-	}
-	pl := &PipeLen{Field: field, Result: "_msg"}
-	if p.isKw("as") {
-		p.next()
-	}
-	if !p.isTrailer() {
-		name, err := p.parseFieldName("result field")
-		if err != nil {
-			return nil, err
-		}
-		pl.Result = name
-	}
-	return pl, nil
-}
-
-// parseUnrollPipe parses "unroll [by] (a, b)".
-func (p *parser) parseUnrollPipe(_ string) (Pipe, error) {
-	p.next()
-	if p.isKw("if") {
-		return nil, p.errorf(p.cur().pos, "'if' in unroll pipe is not supported by spate")
-	}
-	pos := p.cur().pos
-	fields, err := p.parseByList("unroll")
-	if err != nil {
-		return nil, err
-	}
-	if len(fields) == 0 {
-		return nil, p.errorHint(pos, "for example: unroll (tags)", "missing fields in unroll pipe")
-	}
-	return &PipeUnroll{Fields: fields}, nil
 }

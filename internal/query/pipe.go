@@ -5,8 +5,6 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-
-	"github.com/spate-io/spate/internal/ndjson"
 )
 
 // processor is a compiled pipe. push receives one row; the row and its
@@ -96,61 +94,16 @@ func matchName(pattern, name string) bool {
 	return pattern == name
 }
 
-func (p *PipeLen) newProcessor(_ *plan, next processor) (processor, error) {
-	return &lenProc{field: p.Field, result: p.Result, next: next}, nil
-}
-
-type lenProc struct {
-	field, result string
-	next          processor
-	buf           []byte
-}
-
-func (p *lenProc) push(r *Row) error {
-	p.buf = appendNumber(p.buf[:0], float64(len(r.Get(p.field))))
-	r.Set(p.result, unsafeString(p.buf))
-	return p.next.push(r)
-}
-
-func (p *lenProc) flush() error { return p.next.flush() }
-
-func (p *PipeUnroll) newProcessor(_ *plan, next processor) (processor, error) {
-	return &unrollProc{fields: p.Fields, next: next}, nil
-}
-
-// unrollProc emits one row per element of JSON-array fields.
-type unrollProc struct {
-	fields  []string
-	next    processor
-	scratch Row
-	arena   arena
-	vals    [][]string
-	it      ndjson.Iter
-}
-
-func (p *unrollProc) push(r *Row) error {
-	p.arena.reset()
-	p.vals = p.vals[:0]
-	n := 0
-	for _, f := range p.fields {
-		vs := splitJSONArray(&p.it, &p.arena, r.Get(f))
-		p.vals = append(p.vals, vs)
-		n = max(n, len(vs))
+func compileIf(f Filter) (matcher, error) {
+	if f == nil {
+		return nil, nil
 	}
-	for i := 0; i < n; i++ {
-		p.scratch.CopyFrom(r)
-		for j, f := range p.fields {
-			v := ""
-			if i < len(p.vals[j]) {
-				v = p.vals[j][i]
-			}
-			p.scratch.Set(f, v)
-		}
-		if err := p.next.push(&p.scratch); err != nil {
-			return err
-		}
-	}
-	return nil
+	return compileFilter(f)
 }
 
-func (p *unrollProc) flush() error { return p.next.flush() }
+func fieldOrMsg(f string) string {
+	if f == "" {
+		return "_msg"
+	}
+	return f
+}

@@ -3,54 +3,110 @@ package query
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/spate-io/spate/internal/ndjson"
 )
 
-// patternPart is one piece of an extract or format pattern: literal text
-// followed by an optional placeholder.
-type patternPart struct {
-	lit      string
-	field    string // "" for a trailing literal or an anonymous "<_>"
-	modifier string // format only: uc, lc, q, ...
-	hasField bool
+// PipeExtract applies a pattern with <name> placeholders to From (default
+// _msg): "extract [if (f)] \"ip=<ip> \" [from f] [keep_original_fields]
+// [skip_empty_results]". "<_>" matches without storing.
+type PipeExtract struct {
+	If                 Filter
+	Pattern            string
+	From               string
+	KeepOriginalFields bool
+	SkipEmptyResults   bool
 }
 
-// parseFormatPattern splits "a<x>b<uc:y>" into parts. "<<" is not special;
-// a '<' without a matching '>' is literal.
-func parseFormatPattern(s string) []patternPart {
-	var parts []patternPart
-	var lit strings.Builder
-	for len(s) > 0 {
-		i := strings.IndexByte(s, '<')
-		if i < 0 {
-			lit.WriteString(s)
-			break
+// PipeExtractRegexp is extract with an RE2 expression whose named groups
+// (?P<name>...) become fields: "extract_regexp [if (f)] \"re\" [from f]".
+type PipeExtractRegexp struct {
+	If                 Filter
+	Expr               string
+	From               string
+	KeepOriginalFields bool
+	SkipEmptyResults   bool
+}
+
+func (*PipeExtract) isPipe() {}
+
+func (*PipeExtractRegexp) isPipe() {}
+
+func (p *PipeExtract) String() string {
+	return "extract" + ifString(p.If) + " " + strconv.Quote(p.Pattern) + fromString(p.From) +
+		keepSkipString(p.KeepOriginalFields, p.SkipEmptyResults)
+}
+
+func (p *PipeExtractRegexp) String() string {
+	return "extract_regexp" + ifString(p.If) + " " + strconv.Quote(p.Expr) + fromString(p.From) +
+		keepSkipString(p.KeepOriginalFields, p.SkipEmptyResults)
+}
+
+// parseExtractPipe parses extract and extract_regexp:
+// "extract [if (f)] "pattern" [from f] [keep_original_fields] [skip_empty_results]".
+func (p *parser) parseExtractPipe(name string) (Pipe, error) {
+	p.next()
+	var iff Filter
+	if p.isKw("if") {
+		f, err := p.parseIf()
+		if err != nil {
+			return nil, err
 		}
-		j := strings.IndexByte(s[i:], '>')
-		if j < 0 {
-			lit.WriteString(s)
-			break
+		iff = f
+	}
+	from := "_msg"
+	if p.isKw("from") {
+		p.next()
+		f, err := p.parseFieldName("field after 'from'")
+		if err != nil {
+			return nil, err
 		}
-		lit.WriteString(s[:i])
-		name := s[i+1 : i+j]
-		s = s[i+j+1:]
-		pp := patternPart{lit: lit.String(), hasField: true}
-		lit.Reset()
-		if k := strings.IndexByte(name, ':'); k >= 0 {
-			pp.modifier, name = name[:k], name[k+1:]
+		from = f
+	}
+	patPos := p.cur().pos
+	pattern, err := p.compound(stopsGeneric, "pattern")
+	if err != nil {
+		return nil, err
+	}
+	if p.isKw("from") {
+		p.next()
+		f, err := p.parseFieldName("field after 'from'")
+		if err != nil {
+			return nil, err
 		}
+		from = f
+	}
+	keep, skip := p.parseKeepSkip()
+	if name == "extract" {
+		if err := p.checkExtractPattern(patPos, pattern); err != nil {
+			return nil, err
+		}
+		return &PipeExtract{If: iff, Pattern: pattern, From: from, KeepOriginalFields: keep, SkipEmptyResults: skip}, nil
+	}
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		return nil, p.errorHint(patPos, "the syntax is RE2: https://github.com/google/re2/wiki/Syntax",
+			"invalid regexp %q: %s", pattern, strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+	}
+	named := slices.ContainsFunc(re.SubexpNames(), func(s string) bool { return s != "" })
+	if !named {
+		return nil, p.errorHint(patPos, `name a group like this: (?P<name>[0-9]+)`,
+			"the regexp %q of extract_regexp has no named group", pattern)
+	}
+	return &PipeExtractRegexp{If: iff, Expr: pattern, From: from, KeepOriginalFields: keep, SkipEmptyResults: skip}, nil
+}
+
+// checkExtractPattern checks that an extract pattern has at least one named
+// placeholder such as <ip> (<_> matches without storing).
+func (p *parser) checkExtractPattern(pos int, pattern string) error {
+	for _, name := range patternFields(pattern) {
 		if name != "_" && name != "" {
-			pp.field = name
+			return nil
 		}
-		parts = append(parts, pp)
 	}
-	if lit.Len() > 0 || len(parts) == 0 {
-		parts = append(parts, patternPart{lit: lit.String()})
-	}
-	return parts
+	return p.errorHint(pos, `name a placeholder like this: "ip=<ip> "`,
+		"the pattern %q of extract must have at least one named placeholder <name>", pattern)
 }
 
 // extractPattern matches "text<a>text<b>..." against a value.
@@ -178,20 +234,6 @@ func newExtractRegexpProc(p *PipeExtractRegexp, next processor) (processor, erro
 	return ep, nil
 }
 
-func compileIf(f Filter) (matcher, error) {
-	if f == nil {
-		return nil, nil
-	}
-	return compileFilter(f)
-}
-
-func fieldOrMsg(f string) string {
-	if f == "" {
-		return "_msg"
-	}
-	return f
-}
-
 func (p *extractProc) push(r *Row) error {
 	if p.ifm != nil && !p.ifm.match(r) {
 		return p.next.push(r)
@@ -233,66 +275,3 @@ func (p *extractProc) set(r *Row, name, val string) {
 }
 
 func (p *extractProc) flush() error { return p.next.flush() }
-
-// formatProc implements format.
-type formatProc struct {
-	ifm    matcher
-	parts  []patternPart
-	result string
-	keep   bool
-	skip   bool
-	next   processor
-	buf    []byte
-	arena  arena
-}
-
-func (p *PipeFormat) newProcessor(_ *plan, next processor) (processor, error) {
-	return newFormatProc(p, next)
-}
-
-func newFormatProc(p *PipeFormat, next processor) (processor, error) {
-	ifm, err := compileIf(p.If)
-	if err != nil {
-		return nil, err
-	}
-	return &formatProc{ifm: ifm, parts: parseFormatPattern(p.Pattern), result: fieldOrMsg(p.Result),
-		keep: p.KeepOriginalFields, skip: p.SkipEmptyResults, next: next}, nil
-}
-
-func (p *formatProc) push(r *Row) error {
-	if p.ifm != nil && !p.ifm.match(r) {
-		return p.next.push(r)
-	}
-	p.arena.reset()
-	b := p.buf[:0]
-	for _, part := range p.parts {
-		b = append(b, part.lit...)
-		if !part.hasField || part.field == "" {
-			continue
-		}
-		v := r.Get(part.field)
-		switch part.modifier {
-		case "uc":
-			b = append(b, strings.ToUpper(v)...)
-		case "lc":
-			b = append(b, strings.ToLower(v)...)
-		case "q":
-			b = ndjson.AppendQuoted(b, v)
-		case "urlencode":
-			b = append(b, urlQueryEscape(v)...)
-		default:
-			b = append(b, v...)
-		}
-	}
-	p.buf = b
-	val := p.arena.add(b)
-	if (val == "" && p.skip) || p.keep {
-		if r.Get(p.result) != "" {
-			return p.next.push(r)
-		}
-	}
-	r.Set(p.result, val)
-	return p.next.push(r)
-}
-
-func (p *formatProc) flush() error { return p.next.flush() }

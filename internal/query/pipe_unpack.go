@@ -1,13 +1,87 @@
 package query
 
 import (
-	"net/url"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/spate-io/spate/internal/ndjson"
 )
+
+// PipeUnpack parses From (default _msg) as JSON (Format "json",
+// "unpack_json") or logfmt (Format "logfmt", "unpack_logfmt") and sets the
+// fields it holds: "unpack_json [if (f)] [from f] [fields (a, b)]
+// [result_prefix p] [keep_original_fields] [skip_empty_results]". With
+// Fields, only those are set, and the missing ones are set to "".
+type PipeUnpack struct {
+	Format             string
+	If                 Filter
+	From               string
+	Fields             []string
+	ResultPrefix       string
+	KeepOriginalFields bool
+	SkipEmptyResults   bool
+}
+
+func (*PipeUnpack) isPipe() {}
+
+func (p *PipeUnpack) String() string {
+	s := "unpack_" + p.Format + ifString(p.If) + fromString(p.From)
+	if len(p.Fields) > 0 {
+		s += " fields (" + joinFieldPatterns(p.Fields) + ")"
+	}
+	if p.ResultPrefix != "" {
+		s += " result_prefix " + strconv.Quote(p.ResultPrefix)
+	}
+	return s + keepSkipString(p.KeepOriginalFields, p.SkipEmptyResults)
+}
+
+// parseUnpackPipe parses unpack_json and unpack_logfmt: "unpack_json [if
+// (f)] [from f] [fields (a, b)] [result_prefix "p"] [keep_original_fields]
+// [skip_empty_results]".
+func (p *parser) parseUnpackPipe(name string) (Pipe, error) {
+	p.next()
+	pu := &PipeUnpack{Format: strings.TrimPrefix(name, "unpack_"), From: "_msg"}
+	if p.isKw("if") {
+		f, err := p.parseIf()
+		if err != nil {
+			return nil, err
+		}
+		pu.If = f
+	}
+	for {
+		switch {
+		case p.isKw("from"):
+			p.next()
+			f, err := p.parseFieldName("field after 'from'")
+			if err != nil {
+				return nil, err
+			}
+			pu.From = f
+		case p.isKw("fields"):
+			p.next()
+			fields, err := p.parseFieldPatterns("field name", true, false)
+			if err != nil {
+				return nil, err
+			}
+			pu.Fields = fields
+		case p.isKw("result_prefix"):
+			p.next()
+			s, err := p.compound(stopsGeneric, "prefix after 'result_prefix'")
+			if err != nil {
+				return nil, err
+			}
+			pu.ResultPrefix = s
+		case p.isKw("keep_original_fields"):
+			p.next()
+			pu.KeepOriginalFields = true
+		case p.isKw("skip_empty_results"):
+			p.next()
+			pu.SkipEmptyResults = true
+		default:
+			return pu, nil
+		}
+	}
+}
 
 // unpackProc implements unpack_json and unpack_logfmt.
 type unpackProc struct {
@@ -110,75 +184,3 @@ func (p *unpackProc) unpackLogfmt(s string) {
 }
 
 func (p *unpackProc) flush() error { return p.next.flush() }
-
-// splitJSONArray returns the elements of a JSON array's text as values:
-// strings unquoted, other elements as their compact JSON text. A value that
-// is not a JSON array gives nil.
-func splitJSONArray(it *ndjson.Iter, a *arena, s string) []string {
-	s = strings.TrimSpace(s)
-	if len(s) < 2 || s[0] != '[' || s[len(s)-1] != ']' {
-		return nil
-	}
-	// Wrap the array in an object so the line iterator can walk it.
-	wrapped := make([]byte, 0, len(s)+8)
-	wrapped = append(wrapped, `{"a":`...)
-	wrapped = append(wrapped, s...)
-	wrapped = append(wrapped, '}')
-	it.Reset(wrapped)
-	if !it.Next() || it.Kind() != ndjson.KindArray {
-		return nil
-	}
-	body := strings.TrimSpace(string(it.Value()))
-	body = body[1 : len(body)-1]
-	var out []string
-	for len(strings.TrimSpace(body)) > 0 {
-		elem, rest := nextJSONElement(body)
-		elem = strings.TrimSpace(elem)
-		if len(elem) > 0 && elem[0] == '"' {
-			if uq, err := strconv.Unquote(elem); err == nil && utf8.ValidString(uq) {
-				elem = uq
-			} else if b, err := ndjson.AppendUnescape(nil, []byte(elem[1:len(elem)-1])); err == nil {
-				elem = string(b)
-			}
-		} else if elem == "null" {
-			elem = ""
-		}
-		out = append(out, a.addString(elem))
-		body = rest
-	}
-	return out
-}
-
-// nextJSONElement splits the first element off a comma-separated list of
-// valid compact JSON values.
-func nextJSONElement(s string) (elem, rest string) {
-	depth := 0
-	inStr := false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if inStr {
-			switch c {
-			case '\\':
-				i++
-			case '"':
-				inStr = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inStr = true
-		case '[', '{':
-			depth++
-		case ']', '}':
-			depth--
-		case ',':
-			if depth == 0 {
-				return s[:i], s[i+1:]
-			}
-		}
-	}
-	return s, ""
-}
-
-func urlQueryEscape(s string) string { return url.QueryEscape(s) }
