@@ -237,32 +237,4 @@ type PipeStats struct {
 	Funcs []StatsFunc
 }
 
-// MathExpr is a node of a math expression.
-//   - Op "num": a number literal, Num (Text as written).
-//   - Op "field": the value of field Field, as a number (NaN if not a number).
-//   - Op "+", "-", "*", "/", "%", "^": binary, Args[0] op Args[1].
-//   - Op "neg": unary minus, Args[0].
-//   - Op "default": Args[0] if it is not NaN, else Args[1] ("x default -1").
-//   - Op "abs", "ceil", "exp", "floor", "ln", "max", "min", "round", ...: a
-//     function call over Args (round takes an optional second argument, the
-//     step).
-type MathExpr struct {
-	Op    string
-	Num   float64
-	Text  string
-	Field string
-	Args  []*MathExpr
-}
-
-// MathAssign is one "expr as result" of math.
-type MathAssign struct {
-	Expr   *MathExpr
-	Result string
-}
-
-// PipeMath computes numbers: "math a * 2 as b, round(c) as d" (also eval).
-// A result that is NaN is stored as "NaN".
-type PipeMath struct{ Assigns []MathAssign }
-
 func (*PipeStats) isPipe() {}
-func (*PipeMath) isPipe()  {}

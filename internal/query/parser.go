@@ -15,7 +15,7 @@ import (
 // VictoriaLogs v1.26 (docs/victorialogs/LogsQL.md and lib/logstorage/parser.go,
 // pipe_*.go, stats_*.go): a filter, then pipes separated by '|'. Filters are
 // in parser_filter.go, pipes in parser_pipe.go, stats in parser_stats.go,
-// math expressions in parser_math.go, _time filters in parse_time.go and
+// math expressions in pipe_math.go, _time filters in parse_time.go and
 // number literals in parse_number.go.
 
 // Parse parses a LogsQL query. now resolves relative time filters such as
