@@ -3,7 +3,6 @@ package query
 import (
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 )
@@ -316,67 +315,6 @@ func (p *parser) parseStatsFunc() (StatsFunc, error) {
 // parseStatsFieldArgs takes the arguments as the fields; none or "*" means
 // all fields.
 func (p *parser) parseStatsFieldArgs(sf *StatsFunc, args []string, _ int) error {
-	sf.Fields = allFieldsAsNil(args)
-	return nil
-}
-
-// parseRateArgs refuses arguments: rate() counts rows.
-func (p *parser) parseRateArgs(_ *StatsFunc, args []string, argsPos int) error {
-	if len(args) > 0 {
-		return p.errorf(argsPos, "rate() takes no arguments")
-	}
-	return nil
-}
-
-// rateArgsString prints the (no) arguments of rate().
-func rateArgsString(*StatsFunc) string { return "" }
-
-// parseQuantileArgs parses "phi, field, ...".
-func (p *parser) parseQuantileArgs(sf *StatsFunc, args []string, argsPos int) error {
-	if len(args) == 0 {
-		return p.errorHint(argsPos, "for example: quantile(0.95, latency)", "missing phi argument of quantile()")
-	}
-	phi, ok := parseDecimalLit(args[0])
-	if !ok || phi < 0 || phi > 1 {
-		return p.errorf(argsPos, "the phi argument of quantile() must be a number in the range [0..1]; got %q", args[0])
-	}
-	sf.Phi, sf.PhiText = phi, args[0]
-	sf.Fields = allFieldsAsNil(args[1:])
-	return nil
-}
-
-// quantileArgsString prints "phi, field, ...".
-func quantileArgsString(sf *StatsFunc) string {
-	args := sf.PhiText
-	if args == "" {
-		args = strconv.FormatFloat(sf.Phi, 'f', -1, 64)
-	}
-	if len(sf.Fields) > 0 {
-		args += ", " + joinFieldPatterns(sf.Fields)
-	}
-	return args
-}
-
-// parseRowMinMaxArgs parses "field, field, ..." of row_min and row_max:
-// the field to compare, then the fields to return (none or "*": all).
-func (p *parser) parseRowMinMaxArgs(sf *StatsFunc, args []string, argsPos int) error {
-	name := sf.Name
-	if len(args) == 0 || strings.HasSuffix(args[0], "*") {
-		return p.errorHint(argsPos, "for example: "+name+"(latency, _time, host)",
-			"the first argument of %s() must be the field to compare", name)
-	}
-	sf.Fields = append([]string{args[0]}, allFieldsAsNil(args[1:])...)
-	return nil
-}
-
-// rowMinMaxArgsString prints the fields of row_min and row_max.
-func rowMinMaxArgsString(sf *StatsFunc) string { return joinFieldPatterns(sf.Fields) }
-
-// parseCountUniqArgs parses the fields of count_uniq: at least one.
-func (p *parser) parseCountUniqArgs(sf *StatsFunc, args []string, argsPos int) error {
-	if len(args) == 0 {
-		return p.errorHint(argsPos, "count_uniq(*) counts distinct rows", "count_uniq() needs at least one field")
-	}
 	sf.Fields = allFieldsAsNil(args)
 	return nil
 }

@@ -1,185 +1,53 @@
 package query
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/DataDog/sketches-go/ddsketch"
-	"github.com/axiomhq/hyperloglog"
 )
+
+// parseQuantileArgs parses "phi, field, ...".
+func (p *parser) parseQuantileArgs(sf *StatsFunc, args []string, argsPos int) error {
+	if len(args) == 0 {
+		return p.errorHint(argsPos, "for example: quantile(0.95, latency)", "missing phi argument of quantile()")
+	}
+	phi, ok := parseDecimalLit(args[0])
+	if !ok || phi < 0 || phi > 1 {
+		return p.errorf(argsPos, "the phi argument of quantile() must be a number in the range [0..1]; got %q", args[0])
+	}
+	sf.Phi, sf.PhiText = phi, args[0]
+	sf.Fields = allFieldsAsNil(args[1:])
+	return nil
+}
+
+// quantileArgsString prints "phi, field, ...".
+func quantileArgsString(sf *StatsFunc) string {
+	args := sf.PhiText
+	if args == "" {
+		args = strconv.FormatFloat(sf.Phi, 'f', -1, 64)
+	}
+	if len(sf.Fields) > 0 {
+		args += ", " + joinFieldPatterns(sf.Fields)
+	}
+	return args
+}
+
+// newQuantileColumn compiles quantile and median (phi 0.5).
+func newQuantileColumn(_ *plan, _ *PipeStats, f StatsFunc, fields []string, mem *memTracker) (statsColumn, error) {
+	phi := f.Phi
+	if f.Name == "median" {
+		phi = 0.5
+	}
+	return &stateColumn{newFunc: func() statsState { return newQuantileState(fields, phi, mem) }}, nil
+}
 
 // sketchAccuracy is the relative accuracy of quantile sketches (DDSketch:
 // every returned quantile is within 1% of a value of the right rank).
 const sketchAccuracy = 0.01
-
-// memTracker counts the bytes held by exact stats state across all workers
-// of a run and says when to switch to sketches: from the start with
-// Options.Approx, or once Options.MaxMemory is exceeded.
-type memTracker struct {
-	shared *memShared
-	local  int64 // bytes not yet added to shared (one tracker per worker)
-}
-
-// memFlush is how many bytes a tracker gathers before adding them to the
-// shared count: an atomic add per new group made two workers fight over one
-// cache line.
-const memFlush = 1 << 20
-
-// memShared is the run-wide part of memTracker.
-type memShared struct {
-	limit  int64
-	used   atomic.Int64
-	approx atomic.Bool
-	mu     sync.Mutex
-	why    map[string]struct{}
-}
-
-func newMemTracker(p *plan) *memTracker {
-	if p.mem == nil {
-		p.mem = &memShared{limit: p.opts.MaxMemory, why: map[string]struct{}{}}
-		if p.opts.Approx {
-			p.mem.approx.Store(true)
-		}
-	}
-	return &memTracker{shared: p.mem}
-}
-
-// add records n more bytes of exact state.
-func (m *memTracker) add(n int64) {
-	m.local += n
-	s := m.shared
-	if m.local < memFlush && (s.limit == 0 || 8*m.local < s.limit) {
-		return
-	}
-	if u := s.used.Add(m.local); s.limit > 0 && u > s.limit && !s.approx.Load() {
-		s.approx.Store(true)
-	}
-	m.local = 0
-}
-
-// sketch reports whether exact states should now turn into sketches.
-func (m *memTracker) sketch() bool { return m.shared.approx.Load() }
-
-// note records that a result is approximate.
-func (m *memTracker) note(what string) {
-	s := m.shared
-	s.mu.Lock()
-	s.why[what] = struct{}{}
-	s.mu.Unlock()
-}
-
-func (m *memTracker) approximations() []string {
-	s := m.shared
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []string
-	reason := "--approx"
-	if s.limit > 0 && s.used.Load() > s.limit {
-		reason = fmt.Sprintf("exact state passed --max-memory=%d bytes", s.limit)
-	}
-	for w := range s.why {
-		out = append(out, w+": "+reason)
-	}
-	slices.Sort(out)
-	return out
-}
-
-// uniqState implements count_uniq: an exact set of value tuples until the
-// memory tracker asks for a HyperLogLog sketch.
-type uniqState struct {
-	fields []string
-	limit  int64
-	set    map[string]struct{}
-	hll    *hyperloglog.Sketch
-	mem    *memTracker
-	key    []byte
-}
-
-func newUniqState(fields []string, limit int64, mem *memTracker) *uniqState {
-	return &uniqState{fields: fields, limit: limit, set: map[string]struct{}{}, mem: mem}
-}
-
-func (s *uniqState) update(r *Row) {
-	k := s.key[:0]
-	empty := true
-	if len(s.fields) == 0 {
-		for _, f := range r.Fields {
-			k = binary.AppendUvarint(k, uint64(len(f.Value)))
-			k = append(k, f.Value...)
-			empty = empty && f.Value == ""
-		}
-	} else {
-		for _, f := range s.fields {
-			v := r.Get(f)
-			k = binary.AppendUvarint(k, uint64(len(v)))
-			k = append(k, v...)
-			empty = empty && v == ""
-		}
-	}
-	s.key = k
-	if empty {
-		return
-	}
-	if s.hll != nil {
-		s.hll.Insert(k)
-		return
-	}
-	if _, ok := s.set[string(k)]; ok {
-		return
-	}
-	if s.limit > 0 && int64(len(s.set)) >= s.limit {
-		return
-	}
-	s.set[string(k)] = struct{}{}
-	s.mem.add(int64(len(k)) + 48)
-	if s.mem.sketch() {
-		s.toSketch()
-	}
-}
-
-func (s *uniqState) toSketch() {
-	if s.hll != nil {
-		return
-	}
-	s.hll = hyperloglog.New16()
-	for k := range s.set {
-		s.hll.Insert([]byte(k))
-	}
-	s.set = nil
-	s.mem.note("count_uniq")
-}
-
-func (s *uniqState) merge(o statsState) {
-	os := o.(*uniqState)
-	if s.hll != nil || os.hll != nil {
-		s.toSketch()
-		os.toSketch()
-		_ = s.hll.Merge(os.hll) // both are New16 sketches: Merge cannot fail
-		return
-	}
-	for k := range os.set {
-		if s.limit > 0 && int64(len(s.set)) >= s.limit {
-			break
-		}
-		s.set[k] = struct{}{}
-	}
-}
-
-func (s *uniqState) result() string {
-	if s.hll != nil {
-		n := s.hll.Estimate()
-		if s.limit > 0 && int64(n) > s.limit {
-			n = uint64(s.limit)
-		}
-		return formatNumber(float64(n))
-	}
-	return formatNumber(float64(len(s.set)))
-}
 
 // quantileState implements quantile and median the way VictoriaLogs defines
 // them: the value at index int(phi*n) of all values sorted, where empty

@@ -1,0 +1,113 @@
+package query
+
+import (
+	"encoding/binary"
+
+	"github.com/axiomhq/hyperloglog"
+)
+
+// parseCountUniqArgs parses the fields of count_uniq: at least one.
+func (p *parser) parseCountUniqArgs(sf *StatsFunc, args []string, argsPos int) error {
+	if len(args) == 0 {
+		return p.errorHint(argsPos, "count_uniq(*) counts distinct rows", "count_uniq() needs at least one field")
+	}
+	sf.Fields = allFieldsAsNil(args)
+	return nil
+}
+
+// newCountUniqColumn compiles count_uniq.
+func newCountUniqColumn(_ *plan, _ *PipeStats, f StatsFunc, fields []string, mem *memTracker) (statsColumn, error) {
+	return &stateColumn{newFunc: func() statsState { return newUniqState(fields, f.Limit, mem) }}, nil
+}
+
+// uniqState implements count_uniq: an exact set of value tuples until the
+// memory tracker asks for a HyperLogLog sketch.
+type uniqState struct {
+	fields []string
+	limit  int64
+	set    map[string]struct{}
+	hll    *hyperloglog.Sketch
+	mem    *memTracker
+	key    []byte
+}
+
+func newUniqState(fields []string, limit int64, mem *memTracker) *uniqState {
+	return &uniqState{fields: fields, limit: limit, set: map[string]struct{}{}, mem: mem}
+}
+
+func (s *uniqState) update(r *Row) {
+	k := s.key[:0]
+	empty := true
+	if len(s.fields) == 0 {
+		for _, f := range r.Fields {
+			k = binary.AppendUvarint(k, uint64(len(f.Value)))
+			k = append(k, f.Value...)
+			empty = empty && f.Value == ""
+		}
+	} else {
+		for _, f := range s.fields {
+			v := r.Get(f)
+			k = binary.AppendUvarint(k, uint64(len(v)))
+			k = append(k, v...)
+			empty = empty && v == ""
+		}
+	}
+	s.key = k
+	if empty {
+		return
+	}
+	if s.hll != nil {
+		s.hll.Insert(k)
+		return
+	}
+	if _, ok := s.set[string(k)]; ok {
+		return
+	}
+	if s.limit > 0 && int64(len(s.set)) >= s.limit {
+		return
+	}
+	s.set[string(k)] = struct{}{}
+	s.mem.add(int64(len(k)) + 48)
+	if s.mem.sketch() {
+		s.toSketch()
+	}
+}
+
+func (s *uniqState) toSketch() {
+	if s.hll != nil {
+		return
+	}
+	s.hll = hyperloglog.New16()
+	for k := range s.set {
+		s.hll.Insert([]byte(k))
+	}
+	s.set = nil
+	s.mem.note("count_uniq")
+}
+
+func (s *uniqState) merge(o statsState) {
+	os := o.(*uniqState)
+	if s.hll != nil || os.hll != nil {
+		s.toSketch()
+		os.toSketch()
+		_ = s.hll.Merge(os.hll) // both are New16 sketches: Merge cannot fail
+		return
+	}
+	for k := range os.set {
+		if s.limit > 0 && int64(len(s.set)) >= s.limit {
+			break
+		}
+		s.set[k] = struct{}{}
+	}
+}
+
+func (s *uniqState) result() string {
+	if s.hll != nil {
+		n := s.hll.Estimate()
+		if s.limit > 0 && int64(n) > s.limit {
+			n = uint64(s.limit)
+		}
+		return formatNumber(float64(n))
+	}
+	return formatNumber(float64(len(s.set)))
+}

@@ -1,0 +1,49 @@
+package query
+
+import "strings"
+
+// newMinMaxColumn compiles min and max.
+func newMinMaxColumn(_ *plan, _ *PipeStats, f StatsFunc, fields []string, _ *memTracker) (statsColumn, error) {
+	if f.Name == "min" {
+		return &stateColumn{newFunc: func() statsState { return &minMaxState{fields: fields, min: true} }}, nil
+	}
+	return &stateColumn{newFunc: func() statsState { return &minMaxState{fields: fields} }}, nil
+}
+
+// minMaxState keeps the smallest or largest value: numerically when both
+// parse as numbers, otherwise as strings. Empty values take part in min.
+type minMaxState struct {
+	fields []string
+	min    bool
+	has    bool
+	val    string
+}
+
+func (s *minMaxState) update(r *Row) {
+	if len(s.fields) == 1 {
+		s.add(r.Get(s.fields[0]))
+		return
+	}
+	eachValue(r, s.fields, s.add)
+}
+
+func (s *minMaxState) add(v string) {
+	if !s.min && v == "" {
+		return
+	}
+	if !s.has {
+		s.has, s.val = true, strings.Clone(v)
+		return
+	}
+	if s.min && lessValue(v, s.val) || !s.min && lessValue(s.val, v) {
+		s.val = strings.Clone(v)
+	}
+}
+
+func (s *minMaxState) merge(o statsState) {
+	if os := o.(*minMaxState); os.has {
+		s.add(os.val)
+	}
+}
+
+func (s *minMaxState) result() string { return s.val }

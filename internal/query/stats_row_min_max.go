@@ -1,0 +1,105 @@
+package query
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spate-io/spate/internal/ndjson"
+)
+
+// parseRowMinMaxArgs parses "field, field, ..." of row_min and row_max:
+// the field to compare, then the fields to return (none or "*": all).
+func (p *parser) parseRowMinMaxArgs(sf *StatsFunc, args []string, argsPos int) error {
+	name := sf.Name
+	if len(args) == 0 || strings.HasSuffix(args[0], "*") {
+		return p.errorHint(argsPos, "for example: "+name+"(latency, _time, host)",
+			"the first argument of %s() must be the field to compare", name)
+	}
+	sf.Fields = append([]string{args[0]}, allFieldsAsNil(args[1:])...)
+	return nil
+}
+
+// rowMinMaxArgsString prints the fields of row_min and row_max.
+func rowMinMaxArgsString(sf *StatsFunc) string { return joinFieldPatterns(sf.Fields) }
+
+// newRowMinMaxColumn compiles row_min and row_max.
+func newRowMinMaxColumn(_ *plan, _ *PipeStats, f StatsFunc, _ []string, _ *memTracker) (statsColumn, error) {
+	if len(f.Fields) == 0 {
+		return nil, fmt.Errorf("%s needs a field to compare", f.Name)
+	}
+	return &stateColumn{newFunc: func() statsState {
+		return &rowMinMaxState{field: f.Fields[0], fields: f.Fields[1:], min: f.Name == "row_min"}
+	}}, nil
+}
+
+// rowMinMaxState keeps the fields of the row with the smallest or largest
+// value of field (empty values are skipped).
+type rowMinMaxState struct {
+	field  string
+	fields []string
+	min    bool
+	has    bool
+	val    string
+	pos    rowPos
+	row    []Field
+}
+
+func (s *rowMinMaxState) update(r *Row) {
+	v := r.Get(s.field)
+	if v == "" {
+		return
+	}
+	if s.has && !s.better(v, r.pos) {
+		return
+	}
+	s.has, s.val, s.pos = true, strings.Clone(v), r.pos
+	s.row = s.row[:0]
+	if len(s.fields) == 0 {
+		for _, f := range r.Fields {
+			s.row = append(s.row, Field{strings.Clone(f.Name), strings.Clone(f.Value)})
+		}
+		return
+	}
+	for _, f := range s.fields {
+		s.row = append(s.row, Field{f, strings.Clone(r.Get(f))})
+	}
+}
+
+// better reports whether v at pos beats the kept value (ties: earlier row).
+func (s *rowMinMaxState) better(v string, pos rowPos) bool {
+	if v == s.val {
+		return pos.less(s.pos)
+	}
+	if s.min {
+		return lessValue(v, s.val)
+	}
+	return lessValue(s.val, v)
+}
+
+func (s *rowMinMaxState) merge(o statsState) {
+	os := o.(*rowMinMaxState)
+	if os.has && (!s.has || s.better(os.val, os.pos)) {
+		s.has, s.val, s.pos, s.row = true, os.val, os.pos, os.row
+	}
+}
+
+func (s *rowMinMaxState) result() string {
+	if !s.has {
+		return ""
+	}
+	b := []byte{'{'}
+	n := 0
+	for _, f := range s.row {
+		if f.Value == "" {
+			continue
+		}
+		if n > 0 {
+			b = append(b, ',')
+		}
+		n++
+		b = ndjson.AppendQuoted(b, f.Name)
+		b = append(b, ':')
+		b = ndjson.AppendQuoted(b, f.Value)
+	}
+	return string(append(b, '}'))
+}

@@ -1,0 +1,59 @@
+package query
+
+// This file holds sum and avg, which share sumColumn. Its spill encoding is
+// in pipe_stats_spill.go, beside countColumn's.
+
+// newSumColumn compiles sum and avg.
+func newSumColumn(_ *plan, _ *PipeStats, f StatsFunc, fields []string, _ *memTracker) (statsColumn, error) {
+	return &sumColumn{fields: fields, avg: f.Name == "avg"}, nil
+}
+
+// sumColumn implements sum and avg over the values that parse as numbers.
+type sumColumn struct {
+	fields []string
+	avg    bool
+	sum    []float64
+	n      []int64 // numbers seen
+}
+
+func (c *sumColumn) grow(n int) {
+	for len(c.sum) < n {
+		c.sum = append(c.sum, 0)
+		c.n = append(c.n, 0)
+	}
+}
+
+func (c *sumColumn) update(g int, r *Row) {
+	if len(c.fields) == 1 {
+		// Fast path: one field, no closure.
+		if v, ok := parseNumber(r.Get(c.fields[0])); ok {
+			c.sum[g] += v
+			c.n[g]++
+		}
+		return
+	}
+	eachValue(r, c.fields, func(s string) {
+		if v, ok := parseNumber(s); ok {
+			c.sum[g] += v
+			c.n[g]++
+		}
+	})
+}
+
+func (c *sumColumn) addRows(int, int64) {}
+
+func (c *sumColumn) merge(g int, o statsColumn, og int) {
+	oc := o.(*sumColumn)
+	c.sum[g] += oc.sum[og]
+	c.n[g] += oc.n[og]
+}
+
+func (c *sumColumn) result(g int) string {
+	if c.n[g] == 0 {
+		return "NaN"
+	}
+	if c.avg {
+		return formatNumber(c.sum[g] / float64(c.n[g]))
+	}
+	return formatNumber(c.sum[g])
+}
