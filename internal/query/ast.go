@@ -4,7 +4,8 @@ package query
 // (parser.go) builds it, String() prints it back as canonical LogsQL (parsing
 // that text gives an equal tree), and the planner (plan.go) compiles it into
 // the executable form. The tree is plain data: no methods here evaluate
-// anything.
+// anything. The node of each pipe is in the pipe's own file (pipe_limit.go,
+// ...), with its String(), its parser and its processor.
 //
 // Field names are stored as written after unquoting. A filter without a field
 // applies to "_msg", and the parser stores "_msg" explicitly, so Field is never
@@ -192,49 +193,3 @@ type Pipe interface {
 	String() string
 	isPipe()
 }
-
-// ByField is one "by" key of stats. For "_time:1m" Bucket is "1m" and
-// BucketNs the step in nanoseconds; for a numeric field "f:10" BucketNum is
-// the step. The offset ("by (_time:1d offset 3h)", written as OffsetText)
-// works as a time zone: buckets start at floor((v+off)/step)*step-off, so
-// these days start at 21:00 UTC. _time buckets use Offset, in nanoseconds;
-// numeric buckets use OffsetNum, which may be fractional ("f:0.5 offset
-// 0.25"). Bucket is "" when there is no bucket.
-type ByField struct {
-	Name       string
-	Bucket     string
-	BucketNs   int64
-	BucketNum  float64
-	Offset     int64
-	OffsetNum  float64
-	OffsetText string
-}
-
-// StatsFunc is one function of stats: "count() if (level:error) as errors".
-// Name is the function (count, count_empty, count_uniq, sum, avg, min, max,
-// median, quantile, values, uniq_values, row_min, row_max, rate, sum_len).
-// Fields are its field arguments; "*" or none means all fields where that is
-// meaningful. Phi is the quantile's first argument, PhiText as written. Limit
-// is the optional "limit N" of count_uniq, values and uniq_values (0: none).
-// If is the optional per-function filter. Result is the output name; the
-// parser fills it with the function's String() (without " as ...") when no
-// "as" is given, as VictoriaLogs does ("count(*)").
-type StatsFunc struct {
-	Name    string
-	Fields  []string
-	Phi     float64
-	PhiText string
-	Limit   int64
-	If      Filter
-	Result  string
-}
-
-// PipeStats aggregates: "stats by (a, _time:1m) count() as n, sum(b)". The
-// keyword "by" and even "stats" may be omitted ("stats (a) count()",
-// "| count() as n").
-type PipeStats struct {
-	By    []ByField
-	Funcs []StatsFunc
-}
-
-func (*PipeStats) isPipe() {}

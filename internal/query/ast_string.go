@@ -9,7 +9,8 @@ import (
 	"unicode/utf8"
 )
 
-// This file prints the syntax tree as canonical LogsQL. Parsing the output
+// This file prints the syntax tree as canonical LogsQL (each pipe's String()
+// is in the pipe's file, using the helpers here). Parsing the output
 // of Query.String() with the same "now" gives a tree equal (reflect.DeepEqual)
 // to the printed one. The canonical form:
 //
@@ -286,71 +287,6 @@ func (f *FilterTime) String() string {
 		return "_time:>=" + ns(f.Min)
 	}
 	return "_time:[" + ns(f.Min) + ", " + ns(f.Max) + "]"
-}
-
-// String prints a by field of stats: "level", "_time:1m", "_time:1d offset 3h".
-func (bf *ByField) String() string {
-	s := quoteToken(bf.Name)
-	if bf.Bucket != "" {
-		s += ":" + numText(bf.Bucket)
-		if bf.OffsetText != "" {
-			s += " offset " + numText(bf.OffsetText)
-		}
-	}
-	return s
-}
-
-// callString prints the function with its arguments and limit, without the
-// if filter and result name: "count(*)", "quantile(0.5, x)",
-// "count_uniq(a) limit 10". Without "as", this (plus " if (...)") is the
-// result name.
-func (sf *StatsFunc) callString() string {
-	var args string
-	if argsString := getStatsFuncDefs()[sf.Name].argsString; argsString != nil {
-		args = argsString(sf)
-	} else {
-		args = "*"
-		if len(sf.Fields) > 0 {
-			args = joinFieldPatterns(sf.Fields)
-		}
-	}
-	s := sf.Name + "(" + args + ")"
-	if sf.Limit > 0 {
-		s += " limit " + strconv.FormatInt(sf.Limit, 10)
-	}
-	return s
-}
-
-// String prints "func(args) [if (filter)] as result".
-func (sf *StatsFunc) String() string {
-	s := sf.callString()
-	if sf.If != nil {
-		s += " if (" + sf.If.String() + ")"
-	}
-	return s + " as " + quoteToken(sf.Result)
-}
-
-func (p *PipeStats) String() string {
-	var b strings.Builder
-	b.WriteString("stats")
-	if len(p.By) > 0 {
-		b.WriteString(" by (")
-		for i := range p.By {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(p.By[i].String())
-		}
-		b.WriteString(")")
-	}
-	for i := range p.Funcs {
-		if i > 0 {
-			b.WriteString(",")
-		}
-		b.WriteString(" ")
-		b.WriteString(p.Funcs[i].String())
-	}
-	return b.String()
 }
 
 // ifString prints " if (filter)" or "" for a nil filter.

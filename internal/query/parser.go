@@ -14,9 +14,10 @@ import (
 // is built from and the tables of known names. The grammar follows
 // VictoriaLogs v1.26 (docs/victorialogs/LogsQL.md and lib/logstorage/parser.go,
 // pipe_*.go, stats_*.go): a filter, then pipes separated by '|'. Filters are
-// in parser_filter.go, pipes in parser_pipe.go, stats in parser_stats.go,
-// math expressions in pipe_math.go, _time filters in parse_time.go and
-// number literals in parse_number.go.
+// in parser_filter.go, pipes in parser_pipe.go and each pipe's file
+// (pipe_limit.go, ...), stats functions in pipe_stats_func.go and their
+// stats_*.go files, _time filters in parse_time.go and number literals in
+// parse_number.go.
 
 // Parse parses a LogsQL query. now resolves relative time filters such as
 // _time:5m (to [now-5m, now]). Every error is a *ParseError and matches

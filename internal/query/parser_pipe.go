@@ -9,9 +9,8 @@ import (
 
 // This file parses the pipes after the filter: parsePipe looks the pipe's
 // name up in the table of parse functions (getPipeParsers), each in its
-// pipe's file (pipe_limit.go, ...; stats in parser_stats.go), and the
-// helpers here read what several pipes share: counts, "if (...)", field
-// names and lists.
+// pipe's file (pipe_limit.go, ...), and the helpers here read what several
+// pipes share: counts, "if (...)", field names and lists.
 
 // pipeParseFunc parses one pipe. The current token is the pipe's name;
 // name is that name in lower case, as the table lists it (some pipes quote

@@ -1,195 +1,63 @@
 package query
 
 import (
-	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 )
 
-// This file parses the stats pipe:
-//
-//	stats [by (f1, _time:1m, _time:1d offset 3h, num:10)] func(...) [if (filter)] [as name], ...
-//
-// "by" may be left out ("stats (level) count()") and so may "stats" itself
-// ("| count() as n"). Without "as", the result name is the function's text as
-// VictoriaLogs prints it ("count(*)", "max(bytes)", "count(*) if (level:error)").
+// This file holds what every stats function has: its syntax (StatsFunc),
+// its parsing and printing, and the table of the functions spate supports
+// (getStatsFuncDefs), whose entries are in stats_*.go.
 
-// parseStatsKeywordPipe parses "stats ...".
-func (p *parser) parseStatsKeywordPipe(_ string) (Pipe, error) {
-	p.next()
-	return p.parseStatsPipe()
+// StatsFunc is one function of stats: "count() if (level:error) as errors".
+// Name is the function (count, count_empty, count_uniq, sum, avg, min, max,
+// median, quantile, values, uniq_values, row_min, row_max, rate, sum_len).
+// Fields are its field arguments; "*" or none means all fields where that is
+// meaningful. Phi is the quantile's first argument, PhiText as written. Limit
+// is the optional "limit N" of count_uniq, values and uniq_values (0: none).
+// If is the optional per-function filter. Result is the output name; the
+// parser fills it with the function's String() (without " as ...") when no
+// "as" is given, as VictoriaLogs does ("count(*)").
+type StatsFunc struct {
+	Name    string
+	Fields  []string
+	Phi     float64
+	PhiText string
+	Limit   int64
+	If      Filter
+	Result  string
 }
 
-// parseStatsPipe parses a stats pipe after the optional "stats" keyword.
-func (p *parser) parseStatsPipe() (Pipe, error) {
-	ps := &PipeStats{}
-	if p.isKw("by") || p.isPunct("(") {
-		if p.isKw("by") {
-			p.next()
+// callString prints the function with its arguments and limit, without the
+// if filter and result name: "count(*)", "quantile(0.5, x)",
+// "count_uniq(a) limit 10". Without "as", this (plus " if (...)") is the
+// result name.
+func (sf *StatsFunc) callString() string {
+	var args string
+	if argsString := getStatsFuncDefs()[sf.Name].argsString; argsString != nil {
+		args = argsString(sf)
+	} else {
+		args = "*"
+		if len(sf.Fields) > 0 {
+			args = joinFieldPatterns(sf.Fields)
 		}
-		by, err := p.parseStatsBy()
-		if err != nil {
-			return nil, err
-		}
-		ps.By = by
 	}
-	if p.isTrailer() {
-		return nil, p.errorHint(p.cur().pos, "for example: stats count() as n", "missing stats function; got %s", p.describe())
+	s := sf.Name + "(" + args + ")"
+	if sf.Limit > 0 {
+		s += " limit " + strconv.FormatInt(sf.Limit, 10)
 	}
-	for {
-		pos := p.cur().pos
-		sf, err := p.parseStatsFunc()
-		if err != nil {
-			return nil, err
-		}
-		for _, bf := range ps.By {
-			if bf.Name == sf.Result {
-				return nil, p.errorf(pos, "the result name %q of %s is also a 'by' field", sf.Result, sf.callString())
-			}
-		}
-		for _, prev := range ps.Funcs {
-			if prev.Result == sf.Result {
-				return nil, p.errorHint(pos, "name the results with 'as'", "duplicate result name %q in stats", sf.Result)
-			}
-		}
-		ps.Funcs = append(ps.Funcs, sf)
-		if p.isTrailer() {
-			return ps, nil
-		}
-		if !p.isPunct(",") {
-			return nil, p.errorf(p.cur().pos, "unexpected %s after %s; expecting ',' or '|'", p.describe(), sf.callString())
-		}
-		p.next()
-	}
+	return s
 }
 
-// parseStatsBy parses "(f1, _time:1m offset 1h, num:10)".
-func (p *parser) parseStatsBy() ([]ByField, error) {
-	if err := p.expectPunct("(", "after 'stats by'"); err != nil {
-		return nil, err
+// String prints "func(args) [if (filter)] as result".
+func (sf *StatsFunc) String() string {
+	s := sf.callString()
+	if sf.If != nil {
+		s += " if (" + sf.If.String() + ")"
 	}
-	var by []ByField
-	for !p.isPunct(")") {
-		name, err := p.compound(stopsByField, "field name in 'by (...)'")
-		if err != nil {
-			return nil, err
-		}
-		bf := ByField{Name: canonicalField(name)}
-		if p.isPunct(":") {
-			p.next()
-			if err := p.parseBucket(&bf); err != nil {
-				return nil, err
-			}
-		}
-		by = append(by, bf)
-		if p.isPunct(")") {
-			break
-		}
-		if !p.isPunct(",") {
-			return nil, p.errorf(p.cur().pos, "missing ',' or ')' in 'by (...)'; got %s", p.describe())
-		}
-		p.next()
-	}
-	p.next()
-	return by, nil
-}
-
-// parseBucket parses the "1m" or "1d offset 3h" after "field:" in by (...).
-func (p *parser) parseBucket(bf *ByField) error {
-	pos := p.cur().pos
-	s, err := p.compound(stopsGeneric, "bucket size after '"+bf.Name+":'")
-	if err != nil {
-		return err
-	}
-	if s == "year" || s == "month" {
-		return p.errorf(pos, "bucket %q is not supported by spate", s)
-	}
-	step, ok := parseBucketSizeLit(s)
-	if !ok {
-		return p.errorHint(pos, "use a duration such as 1m or 1h, a byte size such as 1KiB, or a positive number",
-			"cannot parse bucket size %q for field %q", s, bf.Name)
-	}
-	bf.Bucket = s
-	bf.BucketNum = step
-	if bf.Name == "_time" {
-		bf.BucketNs = int64(min(math.Round(step), math.MaxInt64))
-		if bf.BucketNs < 1 {
-			return p.errorf(pos, "bucket size %q for _time must be at least 1ns", s)
-		}
-	}
-	if !p.isKw("offset") {
-		return nil
-	}
-	p.next()
-	pos = p.cur().pos
-	s, err = p.compound(stopsGeneric, "offset")
-	if err != nil {
-		return err
-	}
-	off, ok := parseBucketOffsetLit(s)
-	if !ok || math.IsNaN(off) || math.Abs(off) >= math.MaxInt64 {
-		return p.errorf(pos, "cannot parse bucket offset %q as a number, duration or byte size", s)
-	}
-	bf.Offset = int64(off) // VictoriaLogs truncates a fractional _time offset
-	bf.OffsetNum = off
-	bf.OffsetText = s
-	return nil
-}
-
-// parseBucketSizeLit parses a bucket size: a named unit ("hour"), a
-// positive number, a duration (in nanoseconds), a byte size or an IPv4 mask
-// ("/24", the number of addresses it spans).
-func parseBucketSizeLit(s string) (float64, bool) {
-	switch s {
-	case "nanosecond":
-		return 1, true
-	case "microsecond":
-		return nsPerMicrosecond, true
-	case "millisecond":
-		return nsPerMillisecond, true
-	case "second":
-		return nsPerSecond, true
-	case "minute":
-		return nsPerMinute, true
-	case "hour":
-		return nsPerHour, true
-	case "day":
-		return nsPerDay, true
-	case "week":
-		return nsPerWeek, true
-	}
-	if f, ok := parseDecimalLit(s); ok {
-		return f, f > 0
-	}
-	if ns, ok := parseDurationLit(s); ok {
-		return float64(ns), ns > 0
-	}
-	if n, ok := parseBytesLit(s); ok {
-		return float64(n), n > 0
-	}
-	if mask, ok := strings.CutPrefix(s, "/"); ok {
-		n, ok := parseUintDigitsLit(mask)
-		if ok && n <= 32 {
-			return float64(uint64(1) << (32 - n)), true
-		}
-	}
-	return 0, false
-}
-
-// parseBucketOffsetLit parses a bucket offset: a number, a duration (in
-// nanoseconds) or a byte size.
-func parseBucketOffsetLit(s string) (float64, bool) {
-	if f, ok := parseDecimalLit(s); ok {
-		return f, true
-	}
-	if ns, ok := parseDurationLit(s); ok {
-		return float64(ns), true
-	}
-	if n, ok := parseBytesLit(s); ok {
-		return float64(n), true
-	}
-	return 0, false
+	return s + " as " + quoteToken(sf.Result)
 }
 
 // statsFuncDef is one stats function of the table (getStatsFuncDefs): how
