@@ -4,10 +4,8 @@ import "strings"
 
 // newMinMaxColumn compiles min and max.
 func newMinMaxColumn(_ *plan, _ *PipeStats, f StatsFunc, fields []string, _ *memTracker) (statsColumn, error) {
-	if f.Name == "min" {
-		return &stateColumn{newFunc: func() statsState { return &minMaxState{fields: fields, min: true} }}, nil
-	}
-	return &stateColumn{newFunc: func() statsState { return &minMaxState{fields: fields} }}, nil
+	isMin := f.Name == "min"
+	return &stateColumn{newFunc: func() statsState { return &minMaxState{fields: fields, min: isMin} }}, nil
 }
 
 // minMaxState keeps the smallest or largest value: numerically when both
