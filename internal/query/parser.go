@@ -372,6 +372,16 @@ func initReservedWords() {
 	reservedWords = m
 }
 
+// sortedNames returns the names of a table such as getPipeParsers, sorted.
+func sortedNames[V any](table map[string]V) []string {
+	names := make([]string, 0, len(table))
+	for name := range table {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}
+
 // hintCloseNames returns a "did you mean ..." hint for the misspelt name, or
 // "" if no known name is close.
 func hintCloseNames(name string, known ...[]string) string {

@@ -73,14 +73,7 @@ func initPipeParsers() {
 }
 
 // supportedPipeNames returns the names in getPipeParsers, sorted.
-func supportedPipeNames() []string {
-	names := make([]string, 0, len(getPipeParsers()))
-	for name := range getPipeParsers() {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	return names
-}
+func supportedPipeNames() []string { return sortedNames(getPipeParsers()) }
 
 // parsePipe parses one pipe; the current token is its first token.
 func (p *parser) parsePipe() (Pipe, error) {

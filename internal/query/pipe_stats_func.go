@@ -113,14 +113,7 @@ func initStatsFuncDefs() {
 }
 
 // supportedStatsFuncNames returns the names in getStatsFuncDefs, sorted.
-func supportedStatsFuncNames() []string {
-	names := make([]string, 0, len(getStatsFuncDefs()))
-	for name := range getStatsFuncDefs() {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	return names
-}
+func supportedStatsFuncNames() []string { return sortedNames(getStatsFuncDefs()) }
 
 // parseStatsFunc parses "func(args) [limit N] [if (filter)] [as] [name]".
 func (p *parser) parseStatsFunc() (StatsFunc, error) {
