@@ -99,3 +99,18 @@ func TestFormatThousands(t *testing.T) {
 	f(2860000, "2,860,000")
 	f(-1234567, "-1,234,567")
 }
+
+// TestGenLayouts: --layouts reaches the generator (odd layouts start with a
+// pod field) and is refused for CSV.
+func TestGenLayouts(t *testing.T) {
+	code, out, stderr := runCLI(t, "gen", "--size", "64KiB", "--layouts", "4")
+	if code != ExitOK || !bytes.Contains(out, []byte(`{"pod":`)) {
+		t.Fatalf("exit %d, stderr %q, pod lines: %v", code, stderr, bytes.Contains(out, []byte(`{"pod":`)))
+	}
+	if code, _, _ := runCLI(t, "gen", "--size", "64KiB", "--layouts", "4", "--format", "csv"); code != ExitUsage {
+		t.Fatalf("--layouts with csv: exit %d", code)
+	}
+	if code, _, _ := runCLI(t, "gen", "--size", "64KiB", "--layouts", "17"); code != ExitUsage {
+		t.Fatalf("--layouts 17: exit %d", code)
+	}
+}
