@@ -23,11 +23,8 @@ const defaultMergeWindow = 1000
 // its first limit or offset must work row by row and keep _time.
 func checkMerge(q *query.Query) error {
 	pre, _ := splitAtLimit(q)
-	for _, p := range pre {
-		switch p.(type) {
-		case *query.PipeStats, *query.PipeSort, *query.PipeTop, *query.PipeUniq, *query.PipeFieldNames, *query.PipeFieldValues, *query.PipeFacets:
-			return usagef("--merge interleaves rows by _time, and the query's %s pipe needs all of its input (its result does not depend on the order of the inputs): run it without --merge", pipeName(p))
-		}
+	if p := firstNeedingAll(pre); p != nil {
+		return usagef("--merge interleaves rows by _time, and the query's %s pipe needs all of its input (its result does not depend on the order of the inputs): run it without --merge", pipeName(p))
 	}
 	q2 := *q
 	q2.Pipes = pre

@@ -375,13 +375,12 @@ func runQuery(ctx context.Context, opts queryOptions, text string, args []string
 	// never land among the rows.
 	guard := &barGuard{w: stdout}
 	columns, _ := q.FixedFields()
-	newPrinter := func() (output.Printer, error) {
-		return output.NewWith(format, guard, output.Options{
-			Columns: columns,
-			Live:    opts.follow || len(args) == 0 || liveInputs(args),
-			TempDir: opts.tempDir,
-		})
+	printerOpts := output.Options{
+		Columns: columns,
+		Live:    opts.follow || len(args) == 0 || liveInputs(args),
+		TempDir: opts.tempDir,
 	}
+	newPrinter := func() (output.Printer, error) { return output.NewWith(format, guard, printerOpts) }
 	var printer output.Printer
 	var snaps *snapshotSink
 	if opts.every > 0 {
@@ -588,7 +587,7 @@ func runQuery(ctx context.Context, opts queryOptions, text string, args []string
 // second), writing their lines into the returned pipe until ctx ends or
 // stop is called; stop returns the follower's error.
 func startFollow(ctx context.Context, opts queryOptions, q *query.Query, args []string, store *storescan.Inputs, stderr io.Writer) (*io.PipeReader, func() error, error) {
-	if p := firstNeedingAll(q); p != nil && opts.every == 0 {
+	if p := firstNeedingAll(q.Pipes); p != nil && opts.every == 0 {
 		return nil, nil, usagef("-f prints rows as they come, and the query's %s pipe needs all of its input before it answers: add --every 5s to print its result so far every 5 seconds, or run it without -f", pipeName(p))
 	}
 	if len(args) == 0 || slices.Contains(args, "-") {
@@ -873,10 +872,10 @@ func lineNumber(name string, offset int64) (int64, bool) {
 	return n, true
 }
 
-// firstNeedingAll returns q's first pipe that needs all of its input before
-// it answers (stats, sort, ...), or nil.
-func firstNeedingAll(q *query.Query) query.Pipe {
-	for _, p := range q.Pipes {
+// firstNeedingAll returns the first of pipes that needs all of its input
+// before it answers (stats, sort, ...), or nil.
+func firstNeedingAll(pipes []query.Pipe) query.Pipe {
+	for _, p := range pipes {
 		switch p.(type) {
 		case *query.PipeStats, *query.PipeSort, *query.PipeTop, *query.PipeUniq, *query.PipeFieldNames, *query.PipeFieldValues, *query.PipeFacets:
 			return p
@@ -885,7 +884,7 @@ func firstNeedingAll(q *query.Query) query.Pipe {
 	return nil
 }
 
-func needsAllInput(q *query.Query) bool { return firstNeedingAll(q) != nil }
+func needsAllInput(q *query.Query) bool { return firstNeedingAll(q.Pipes) != nil }
 
 // snapshotSink prints the snapshots of --every, each with a printer of its
 // own: on a terminal it clears the screen and draws each snapshot under a
