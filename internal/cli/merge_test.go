@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -57,7 +58,7 @@ func TestQueryMerge(t *testing.T) {
 	slices.SortStableFunc(all, func(a, b want) int {
 		switch {
 		case a.t != b.t:
-			return compareInt(a.t, b.t)
+			return cmp.Compare(a.t, b.t)
 		case a.file != b.file:
 			return a.file - b.file
 		}
@@ -113,16 +114,6 @@ func TestQueryMerge(t *testing.T) {
 			t.Fatalf("%s: exit %d, stderr %q", c.q, code, stderr)
 		}
 	}
-}
-
-func compareInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 type discardSink struct{}

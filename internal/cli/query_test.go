@@ -336,40 +336,12 @@ func TestQueryFollow(t *testing.T) {
 	dir := t.TempDir()
 	app := filepath.Join(dir, "app.log")
 	os.WriteFile(app, []byte(`{"level":"error","msg":"old 1"}`+"\n"+`{"level":"error","msg":"old 2"}`+"\n"), 0o644)
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(exe, "query", "-f", "--tail", "1", "level:error | fields _msg", filepath.Join(dir, "*.log"))
-	cmd.Env = append(os.Environ(), mainEnv+"=1")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	lines := make(chan string, 16)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
+	lines, stop := followLines(t, "--tail", "1", "level:error | fields _msg", filepath.Join(dir, "*.log"))
 	next := func(want string) time.Duration {
 		t.Helper()
 		start := time.Now()
-		select {
-		case got := <-lines:
-			if got != want {
-				t.Fatalf("got %s, want %s", got, want)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatalf("no %s after 10 s; stderr: %s", want, stderr.String())
+		if got := lines(); got != want {
+			t.Fatalf("got %s, want %s", got, want)
 		}
 		return time.Since(start)
 	}
@@ -390,11 +362,8 @@ func TestQueryFollow(t *testing.T) {
 	next(`{"_msg":"after rotation"}`)
 	appendLine(filepath.Join(dir, "b.log"), "new file")
 	next(`{"_msg":"new file"}`)
-	cmd.Process.Signal(os.Interrupt)
-	err = cmd.Wait()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != ExitInterrupted {
-		t.Fatalf("after Ctrl-C: %v; stderr: %s", err, stderr.String())
+	if code := stop(); code != ExitInterrupted {
+		t.Fatalf("after Ctrl-C: exit %d, want %d", code, ExitInterrupted)
 	}
 	// A limit ends a follow by itself.
 	done := make(chan int, 1)
