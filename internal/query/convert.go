@@ -1,7 +1,6 @@
 package query
 
 import (
-	"strconv"
 	"strings"
 
 	"github.com/spate-io/spate/internal/ndjson"
@@ -50,13 +49,7 @@ func (c *LineConverter) Append(dst, line []byte, off int64) ([]byte, bool) {
 		c.vals = vals
 		if ok {
 			for i, v := range vals {
-				name := ""
-				if i < len(c.f.Header) {
-					name = c.f.Header[i]
-				} else {
-					name = "field_" + strconv.Itoa(i+1)
-				}
-				c.kv = append(c.kv, Field{Name: name, Value: v})
+				c.kv = append(c.kv, Field{Name: csvColumn(c.f.Header, i, &c.a), Value: v})
 			}
 		}
 	case FormatSyslog:

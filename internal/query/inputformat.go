@@ -72,13 +72,7 @@ func (b *recordBuilder) buildAs(f *InputFormat, line []byte, off int64, r *Row) 
 			return true
 		}
 		for i, v := range vals {
-			name := ""
-			if i < len(f.Header) {
-				name = f.Header[i]
-			} else {
-				name = b.arena.addString("field_" + strconv.Itoa(i+1))
-			}
-			b.kv = append(b.kv, Field{Name: name, Value: v})
+			b.kv = append(b.kv, Field{Name: csvColumn(f.Header, i, b.arena), Value: v})
 		}
 	case FormatSyslog:
 		b.kv = b.kv[:0]
@@ -90,6 +84,15 @@ func (b *recordBuilder) buildAs(f *InputFormat, line []byte, off int64, r *Row) 
 	}
 	b.fields(b.kv, r)
 	return true
+}
+
+// csvColumn names column i of a CSV input: its name in header, or field_N
+// (from 1) past the header's end, kept in a.
+func csvColumn(header []string, i int, a *arena) string {
+	if i < len(header) {
+		return header[i]
+	}
+	return a.addString("field_" + strconv.Itoa(i+1))
 }
 
 // addKV appends a pair to b.kv.
