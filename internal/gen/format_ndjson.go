@@ -6,45 +6,14 @@ import "strconv"
 // fixed order: ts, level, service, host, method, path, status, latency_ms,
 // bytes, trace_id, user_id, msg, http, then the extra field if any. A
 // missing field is left out entirely; a null user_id is written as null.
+// The fields up to user_id are headFields (layouts.go), which the other
+// layouts put in other orders; the rest is appendNDJSONTail. (Looping over
+// headFields costs about 3% of BenchmarkAppendBlock/ndjson against writing
+// the fields out here: 1.10 against 1.13 GB/s.)
 func appendNDJSON(dst []byte, rec *record) []byte {
-	dst = append(dst, `{"ts":"`...)
-	dst = appendTS(dst, rec.tsMillis)
-	dst = append(dst, `","level":"`...)
-	dst = append(dst, levelNames[rec.level]...)
-	dst = append(dst, `","service":"`...)
-	dst = append(dst, services[rec.service()]...)
-	dst = append(dst, '"')
-	if rec.missing != fieldHost {
-		dst = append(dst, `,"host":"`...)
-		dst = append(dst, hosts[rec.host].name...)
-		dst = append(dst, '"')
-	}
-	dst = append(dst, `,"method":"`...)
-	dst = append(dst, methods[rec.method]...)
-	dst = append(dst, `","path":`...)
-	dst = appendJSONString(dst, rec.path)
-	dst = append(dst, `,"status":`...)
-	dst = strconv.AppendInt(dst, int64(rec.status), 10)
-	if rec.missing != fieldLatency {
-		dst = append(dst, `,"latency_ms":`...)
-		dst = appendMillis3(dst, rec.latencyUs)
-	}
-	if rec.missing != fieldBytes {
-		dst = append(dst, `,"bytes":`...)
-		dst = strconv.AppendInt(dst, rec.bytes, 10)
-	}
-	if rec.missing != fieldTraceID {
-		dst = append(dst, `,"trace_id":"`...)
-		dst = appendHex(dst, rec.traceHi, 16)
-		dst = appendHex(dst, rec.traceLo, 16)
-		dst = append(dst, '"')
-	}
-	if rec.userID < 0 {
-		dst = append(dst, `,"user_id":null`...)
-	} else {
-		dst = append(dst, `,"user_id":"`...)
-		dst = appendUserID(dst, rec.userID)
-		dst = append(dst, '"')
+	dst = append(dst, '{')
+	for i, f := range headFields {
+		dst = f(dst, rec, i == 0) // ts, always there, is first
 	}
 	return appendNDJSONTail(dst, rec)
 }
