@@ -61,6 +61,7 @@ type queryOptions struct {
 	until       string
 	output      string
 	every       time.Duration
+	noIndex     bool
 	merge       bool
 	mergeWindow int
 	stdin       io.Reader
@@ -238,6 +239,7 @@ Exit status: 0 ok, 1 query or runtime error, 2 usage error, 130 interrupted
 	fl.BoolVarP(&opts.follow, "follow", "f", false, "keep reading the files as they grow, through rotation (rename and create, or copytruncate), and files that appear in the directories or globs given; print rows as they come; Ctrl-C ends")
 	fl.StringVar(&opts.since, "since", "", `only logs at or after this time: a duration back from now (15m, 2h, 1d), RFC 3339, a date (2026-11-24) or Unix seconds; values without a zone are in --tz`)
 	fl.StringVar(&opts.until, "until", "", "only logs at or before this time (the forms of --since)")
+	fl.BoolVar(&opts.noIndex, "no-index", false, "over spate serve data directories: read every segment's lines, ignoring the sidecar indexes (which let stats over short fields read columns and skip blocks outside the time range; the answer is the same)")
 	fl.DurationVar(&opts.every, "every", 0, "for queries that need all input (stats, sort, top, uniq, ...): print the result so far every DURATION while reading (with -f, or a slow stdin); redrawn on a terminal, else one snapshot after another, separated by an empty line")
 	fl.BoolVar(&opts.merge, "merge", false, "interleave the rows of all inputs in _time order (each file in order within --merge-window rows), instead of one input after another")
 	fl.IntVar(&opts.mergeWindow, "merge-window", defaultMergeWindow, "with --merge: rows of each input held to put slightly unordered lines in place (memory: this many rows per input)")
@@ -477,6 +479,9 @@ func runQuery(ctx context.Context, opts queryOptions, text string, args []string
 		MmapWindow:    queryMmapWindow,
 		Stdin:         opts.stdin,
 		Open:          store.Open,
+	}
+	if store.Snapshots() > 0 && !opts.noIndex {
+		qopts.Index = store.Index
 	}
 	if store.Snapshots() > 0 {
 		// Sealed segments decode one block after another: read several at
@@ -996,6 +1001,14 @@ func printQueryStats(w io.Writer, st query.Stats) {
 		fmt.Fprintf(w, "; %s lines that the filter rejected before their end were checked only up to there", formatThousands(st.EarlyRejected))
 	}
 	fmt.Fprintln(w)
+	if st.ColumnBlocks > 0 || st.SkippedBlocks > 0 {
+		fmt.Fprintf(w, "spate: segment indexes: %s blocks (%s of lines) answered from columns, reading %s; %s blocks skipped by time",
+			formatThousands(st.ColumnBlocks), formatSize(st.ColumnLineBytes), formatSize(st.ColumnBytes), formatThousands(st.SkippedBlocks))
+		if st.ColumnFallbacks > 0 {
+			fmt.Fprintf(w, "; %s blocks read from their lines because their columns could not be read", formatThousands(st.ColumnFallbacks))
+		}
+		fmt.Fprintln(w)
+	}
 }
 
 // expandInputs turns the arguments into input names: spate serve data

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -59,6 +60,15 @@ type Stats struct {
 	// Spilled is the bytes of partial stats groups written to temp files
 	// because they passed Options.GroupMemory.
 	Spilled int64
+	// ColumnBlocks counts segment blocks whose rows were read from their
+	// sidecar's hot columns (see Options.Index) instead of their lines;
+	// SkippedBlocks those the sidecar ruled out by time, unread (their
+	// rows count in Lines). ColumnFallbacks counts blocks whose columns
+	// could not be read, so their lines were.
+	ColumnBlocks, SkippedBlocks, ColumnFallbacks int64
+	// ColumnBytes is what was read from sidecars; ColumnLineBytes the size
+	// of the lines the ColumnBlocks hold (not read).
+	ColumnBytes, ColumnLineBytes int64
 }
 
 // errStop is returned by a processor that needs no more rows (a limit was
@@ -90,7 +100,23 @@ func Run(ctx context.Context, q *Query, inputs []string, cfg fileread.Config, op
 		cfg.ParallelInputs = 1
 	}
 	stopSnapshots := e.startSnapshots(ctx)
-	rst, err := fileread.Scan(ctx, inputs, cfg, e.chunk)
+	jobs, rest, restIdx, cols := e.columnInputs(inputs)
+	var rst fileread.Stats
+	if !cols || len(rest) > 0 {
+		onChunk := e.chunk
+		if cols {
+			// Chunks name their input by its index in rest.
+			onChunk = func(wid int, c *fileread.Chunk) error {
+				c.Input = restIdx[c.Input]
+				return e.chunk(wid, c)
+			}
+		}
+		rst, err = fileread.Scan(ctx, rest, cfg, onChunk)
+	}
+	if err == nil && len(jobs) > 0 {
+		fields, _ := p.columnFields()
+		err = e.scanColumns(ctx, jobs, fields)
+	}
 	if serr := stopSnapshots(); err == nil {
 		err = serr
 	}
@@ -106,6 +132,9 @@ func Run(ctx context.Context, q *Query, inputs []string, cfg fileread.Config, op
 	st.Stopped = e.stopped.Load()
 	st.Approximate = e.approx()
 	st.Spilled = p.spilled.Load()
+	st.ColumnBlocks, st.SkippedBlocks, st.ColumnFallbacks = e.colBlocks.Load(), e.colSkipped.Load(), e.colFallbacks.Load()
+	st.ColumnBytes, st.ColumnLineBytes = e.colBytes.Load(), e.colLineBytes.Load()
+	st.Lines += e.colSkippedRows.Load()
 	st.Duration = time.Since(start)
 	return st, err
 }
@@ -126,6 +155,12 @@ type executor struct {
 	acc   mergeable
 	relay *relayProc
 	sink  Sink
+
+	// Reading from hot columns (columns.go): open is fileread.Config.Open,
+	// for blocks whose columns fail; the counters are Stats'.
+	open                                                func(string) (*os.File, int64, error)
+	colBlocks, colSkipped, colSkippedRows, colFallbacks atomic.Int64
+	colBytes, colLineBytes                              atomic.Int64
 }
 
 // workerState is what one worker owns: nothing in it is shared.
@@ -168,7 +203,7 @@ type mergeable interface {
 }
 
 func newExecutor(p *plan, cfg fileread.Config, sink Sink) (*executor, error) {
-	e := &executor{p: p}
+	e := &executor{p: p, open: cfg.Open}
 	var term processor = &sinkProc{sink: sink, raw: p.rawRows}
 	post, err := buildChain(p, p.post, term)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/spate-io/spate/internal/segindex"
 	"github.com/spate-io/spate/internal/timeparse"
 )
 
@@ -80,6 +81,13 @@ type Options struct {
 	// (GroupMemory is ignored). Other queries ignore Every.
 	Every        time.Duration
 	SnapshotDone func() error
+	// Index, if set, returns the sidecar index of the input name (a spate
+	// serve segment; see package segindex), or nil when it has none. A
+	// query that reads only short fields into an order-independent stats
+	// pipe then reads such segments' rows from their hot columns, and
+	// skips blocks outside its time range (see Stats.ColumnBlocks). The
+	// answer is the same as from the lines.
+	Index func(name string) *segindex.Index
 }
 
 // DefaultGroupMemory is each worker's group memory when

@@ -3,6 +3,7 @@ package segment
 import (
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/spate-io/spate/internal/segindex"
 )
 
 // compressor compresses sealed segments one at a time on its own
@@ -41,16 +44,16 @@ type compressor struct {
 	busy     bool         // a segment is being compressed
 	removals []removal    // compressed plain segments to remove, oldest first
 
-	wake    chan struct{} // capacity 1
-	stop    chan struct{} // closed by close
-	done    chan struct{} // closed when run returns
-	enc     *zstd.Encoder // created on first use
-	buf     []byte
+	wake chan struct{} // capacity 1
+	stop chan struct{} // closed by close
+	done chan struct{} // closed when run returns
+	enc  *zstd.Encoder // created on first use
+	buf  []byte        // block buffer (see frames)
+	zbuf []byte        // one compressed frame
+	// index reads lines for segment sidecars; nil writes none.
+	index   segindex.LineReader
 	stopped bool // close was called; guarded by mu
 }
-
-// compressChunk is the read size; stop is checked between chunks.
-const compressChunk = 256 << 10
 
 // defaultRemoveDelay is how long a compressed plain segment stays beside
 // its .zst (see compressor).
@@ -58,8 +61,9 @@ const defaultRemoveDelay = 10 * time.Second
 
 // pendingSeg is a sealed plain segment waiting for compression.
 type pendingSeg struct {
-	name string
-	at   time.Time // not before
+	name    string
+	at      time.Time // not before
+	reindex bool      // name is a .zst to rewrite with a sidecar (see reindex)
 }
 
 // removal is a compressed plain segment waiting for removal.
@@ -71,9 +75,9 @@ type removal struct {
 
 var errAbandoned = errors.New("compression abandoned by Close")
 
-func newCompressor(root *os.Root, dir string, log *slog.Logger, c *counters, compressDelay, removeDelay time.Duration) *compressor {
+func newCompressor(root *os.Root, dir string, log *slog.Logger, c *counters, compressDelay, removeDelay time.Duration, index segindex.LineReader) *compressor {
 	return &compressor{
-		root: root, dir: dir, log: log, c: c, compressDelay: compressDelay, removeDelay: removeDelay,
+		root: root, dir: dir, log: log, c: c, compressDelay: compressDelay, removeDelay: removeDelay, index: index,
 		wake: make(chan struct{}, 1),
 		stop: make(chan struct{}),
 		done: make(chan struct{}),
@@ -86,6 +90,20 @@ func (c *compressor) add(name string) {
 	c.mu.Lock()
 	if !c.stopped {
 		c.queue = append(c.queue, pendingSeg{name: name, at: time.Now().Add(c.compressDelay)})
+	}
+	c.mu.Unlock()
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// addReindex queues the compressed segment name for reindex. It never
+// blocks.
+func (c *compressor) addReindex(name string) {
+	c.mu.Lock()
+	if !c.stopped {
+		c.queue = append(c.queue, pendingSeg{name: name, reindex: true})
 	}
 	c.mu.Unlock()
 	select {
@@ -148,17 +166,27 @@ func (c *compressor) run() {
 			}
 			continue
 		}
-		name := c.queue[0].name
+		job := c.queue[0]
+		name := job.name
 		c.queue = c.queue[1:]
 		c.busy = true
 		c.mu.Unlock()
 
-		err := c.compress(name)
+		var err error
+		if job.reindex {
+			err = c.reindex(name)
+		} else {
+			err = c.compress(name)
+		}
 		switch {
 		case errors.Is(err, errAbandoned):
 			c.log.Debug("abandoned segment compression; the next Open redoes it", "file", filepath.Join(c.dir, name))
 		case err != nil:
-			c.log.Error("cannot compress segment; it stays plain until the next Open", "file", filepath.Join(c.dir, name), "err", err)
+			if job.reindex {
+				c.log.Error("cannot index segment; queries read it without an index until the next Open", "file", filepath.Join(c.dir, name), "err", err)
+			} else {
+				c.log.Error("cannot compress segment; it stays plain until the next Open", "file", filepath.Join(c.dir, name), "err", err)
+			}
 		}
 		c.mu.Lock()
 		c.busy = false
@@ -211,53 +239,8 @@ func (c *compressor) compress(name string) (err error) {
 	}
 
 	zname := strings.TrimSuffix(name, extPlain) + extZstd
-	tmp := zname + extTmp
-	dst, err := c.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	zsize, err := c.writeFramed(io.NewSectionReader(src, 0, end), zname)
 	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			dst.Close()
-			c.root.Remove(tmp)
-		}
-	}()
-	if c.enc == nil {
-		if c.enc, err = zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedFastest)); err != nil {
-			return err
-		}
-		c.buf = make([]byte, compressChunk)
-	}
-	c.enc.ResetContentSize(dst, end)
-	for off := int64(0); off < end; {
-		select {
-		case <-c.stop:
-			return errAbandoned
-		default:
-		}
-		p := c.buf[:min(int64(len(c.buf)), end-off)]
-		if _, err := src.ReadAt(p, off); err != nil {
-			return fmt.Errorf("cannot read: %w", err)
-		}
-		if _, err := c.enc.Write(p); err != nil {
-			return fmt.Errorf("cannot write %s: %w", tmp, err)
-		}
-		off += int64(len(p))
-	}
-	if err := c.enc.Close(); err != nil {
-		return fmt.Errorf("cannot write %s: %w", tmp, err)
-	}
-	if err := dst.Sync(); err != nil {
-		return fmt.Errorf("cannot sync %s: %w", tmp, err)
-	}
-	zfi, err := dst.Stat()
-	if err != nil {
-		return err
-	}
-	if err := dst.Close(); err != nil {
-		return fmt.Errorf("cannot close %s: %w", tmp, err)
-	}
-	if err := c.root.Rename(tmp, zname); err != nil {
 		return err
 	}
 	day := filepath.Dir(name)
@@ -266,7 +249,7 @@ func (c *compressor) compress(name string) (err error) {
 		// recovery prefers to nothing.
 		return err
 	}
-	c.c.segmentBytes.Add(zfi.Size())
+	c.c.segmentBytes.Add(zsize)
 	// Readers and recovery prefer the .zst; the plain file goes later (see
 	// compressor), or at the next Open.
 	c.mu.Lock()

@@ -142,6 +142,9 @@ type dayDir struct {
 	files  []dirFile
 	// metas are the sequence numbers with a metadata file.
 	metas []uint64
+	// sidecars are the names of segment indexes (seg-N.ndjson.zst.idx)
+	// and their temp files (.idx.tmp).
+	sidecars []string
 }
 
 // scanDir lists the day directories under root, by tenant then date (a
@@ -168,6 +171,8 @@ func scanDir(root *os.Root) ([]dayDir, error) {
 				d.files = append(d.files, dirFile{name: f.Name(), seq: seq, kind: k})
 			} else if seq, ok := parseMetaName(f.Name()); ok {
 				d.metas = append(d.metas, seq)
+			} else if isSidecar(f.Name()) {
+				d.sidecars = append(d.sidecars, f.Name())
 			}
 		}
 		slices.SortFunc(d.files, func(a, b dirFile) int {
@@ -207,6 +212,14 @@ func scanDir(root *os.Root) ([]dayDir, error) {
 			strings.Compare(a.day, b.day), -cmp.Compare(btoi(a.legacy), btoi(b.legacy)))
 	})
 	return days, nil
+}
+
+// isSidecar reports whether name is a segment index or its temp file.
+func isSidecar(name string) bool {
+	base := strings.TrimSuffix(name, extTmp)
+	z, ok := strings.CutSuffix(base, idxExt)
+	_, k, seg := parseSegName(z)
+	return ok && seg && k == kindZstd
 }
 
 func btoi(b bool) int {

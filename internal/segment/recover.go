@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"slices"
+	"strings"
 )
 
 // recover brings DIR to a consistent state after a crash, kill or clean
@@ -14,21 +15,28 @@ import (
 // sealed, oldest first, for compression. For each day directory:
 //
 //   - seg-N.ndjson.zst.tmp is an abandoned compression: removed.
+//
 //   - seg-N.ndjson beside seg-N.ndjson.zst: the .zst is complete (it is
 //     renamed into place only after an fsync), so the plain file is removed.
+//
 //   - any other seg-N.ndjson was active or sealed: its torn tail, if any, is
 //     truncated back to the last '\n' (and logged), and it is sealed. If no
 //     complete line is left, it is removed.
 //
+//   - seg-N.ndjson.zst.idx.tmp is an abandoned sidecar, and a sidecar
+//     whose segment is gone is an orphan: both removed. A .zst whose
+//     sidecar is missing or does not match it is returned in unindexed
+//     (only with Options.IndexLines), to be reindexed.
+//
 // Directories changed are fsynced. The next sequence number is one more
 // than the largest found, whatever the file's kind.
-func (s *Store) recover() (sealed []string, err error) {
+func (s *Store) recover() (sealed, unindexed []string, err error) {
 	if err := s.migrate(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	days, err := scanDir(s.root)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var maxSeq uint64
 	found := false
@@ -44,7 +52,7 @@ func (s *Store) recover() (sealed []string, err error) {
 			switch f.kind {
 			case kindTmp:
 				if err := s.root.Remove(name); err != nil {
-					return nil, fmt.Errorf("cannot remove leftover temporary file: %w", err)
+					return nil, nil, fmt.Errorf("cannot remove leftover temporary file: %w", err)
 				}
 				s.log.Info("removed leftover temporary file", "file", s.path(name))
 				changed = true
@@ -52,7 +60,7 @@ func (s *Store) recover() (sealed []string, err error) {
 				// files are sorted by (seq, kind): a .zst follows its .ndjson.
 				if i+1 < len(d.files) && d.files[i+1].seq == f.seq && d.files[i+1].kind == kindZstd {
 					if err := s.root.Remove(name); err != nil {
-						return nil, fmt.Errorf("cannot remove compressed segment's plain copy: %w", err)
+						return nil, nil, fmt.Errorf("cannot remove compressed segment's plain copy: %w", err)
 					}
 					s.log.Info("removed plain segment already compressed", "file", s.path(name))
 					changed = true
@@ -60,11 +68,11 @@ func (s *Store) recover() (sealed []string, err error) {
 				}
 				size, err := s.repair(name)
 				if err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 				if size == 0 {
 					if err := s.root.Remove(name); err != nil {
-						return nil, fmt.Errorf("cannot remove empty segment: %w", err)
+						return nil, nil, fmt.Errorf("cannot remove empty segment: %w", err)
 					}
 					s.log.Info("removed segment without a complete line", "file", s.path(name))
 					changed = true
@@ -77,11 +85,30 @@ func (s *Store) recover() (sealed []string, err error) {
 			case kindZstd:
 				fi, err := s.root.Stat(name)
 				if err != nil {
-					return nil, fmt.Errorf("cannot stat segment: %w", err)
+					return nil, nil, fmt.Errorf("cannot stat segment: %w", err)
 				}
 				s.c.segments.Add(1)
 				s.c.segmentBytes.Add(fi.Size())
+				if s.o.IndexLines != nil {
+					if err := checkIndex(s.root, name); err != nil {
+						if !errors.Is(err, fs.ErrNotExist) {
+							s.log.Warn("segment index cannot be used; rebuilding it", "file", s.path(name+idxExt), "err", err)
+						}
+						unindexed = append(unindexed, name)
+					}
+				}
 			}
+		}
+		for _, sc := range d.sidecars {
+			z, tmp := strings.CutSuffix(sc, extTmp)
+			z = strings.TrimSuffix(z, idxExt)
+			if !tmp && slices.ContainsFunc(d.files, func(f dirFile) bool { return f.name == z }) {
+				continue
+			}
+			if err := s.root.Remove(d.dir + "/" + sc); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return nil, nil, fmt.Errorf("cannot remove leftover segment index: %w", err)
+			}
+			changed = true
 		}
 		// Metadata whose segment is gone.
 		for _, seq := range d.metas {
@@ -91,14 +118,14 @@ func (s *Store) recover() (sealed []string, err error) {
 		}
 		if changed {
 			if err := syncDir(s.root, d.dir); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 	}
 	if found {
 		s.w.nextSeq = maxSeq + 1
 	}
-	return sealed, nil
+	return sealed, unindexed, nil
 }
 
 // migrate moves the day directories of the layout before tenants

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/spate-io/spate/internal/segindex"
 )
 
 // Error classes. Append and Open wrap them with context; test with errors.Is.
@@ -120,6 +122,12 @@ type Options struct {
 	// NoCompress leaves sealed segments as plain .ndjson instead of
 	// compressing them with zstd in the background.
 	NoCompress bool
+	// IndexLines, if set, reads lines for the sidecar index written beside
+	// each compressed segment (see package segindex), as the query engine
+	// reads them: the caller passes query.IndexLines (segment cannot import
+	// the query engine). Without it no sidecars are written. Compressed
+	// segments without a valid sidecar are reindexed at Open.
+	IndexLines segindex.LineReader
 	// CompressDelay is how long a sealed segment stays plain before it is
 	// compressed, so that a burst of writes has the disk to itself;
 	// default 5s, and a negative value compresses at once.
@@ -325,9 +333,9 @@ func Open(dir string, o Options) (*Store, error) {
 	if o.testRemoveDelay != 0 {
 		removeDelay = max(o.testRemoveDelay, 0)
 	}
-	s.comp = newCompressor(root, dir, s.log, &s.c, compressDelay, removeDelay)
+	s.comp = newCompressor(root, dir, s.log, &s.c, compressDelay, removeDelay, o.IndexLines)
 	s.w.init(s)
-	sealed, err := s.recover()
+	sealed, unindexed, err := s.recover()
 	if err != nil {
 		unlock()
 		root.Close()
@@ -336,6 +344,11 @@ func Open(dir string, o Options) (*Store, error) {
 	if !o.NoCompress {
 		for _, name := range sealed {
 			s.comp.add(name)
+		}
+	}
+	if o.IndexLines != nil {
+		for _, name := range unindexed {
+			s.comp.addReindex(name)
 		}
 	}
 	go s.comp.run()

@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+
+	"github.com/spate-io/spate/internal/segindex"
 )
 
 // Snapshot is a view of one tenant's segments for readers, such as `spate
@@ -141,6 +143,35 @@ func (s *Snapshot) open(path string, compressed bool) (*os.File, error) {
 		return s.root.Open(strings.TrimSuffix(path, extPlain) + extZstd)
 	}
 	return fh, err
+}
+
+// OpenIndex opens the sidecar index of f (see package segindex), checked
+// against the .zst it describes: that of a compressed segment, or of a
+// plain one compressed since the listing. It fails (wrapping
+// fs.ErrNotExist for a segment without one) when there is no usable
+// sidecar; the caller then reads the segment itself.
+func (s *Snapshot) OpenIndex(f *SnapshotFile) (*segindex.Index, error) {
+	zpath := f.Path
+	if !f.Compressed {
+		zpath = strings.TrimSuffix(f.Path, extPlain) + extZstd
+	}
+	fi, err := s.root.Stat(zpath)
+	if err != nil {
+		return nil, err
+	}
+	fh, err := s.root.Open(zpath + idxExt)
+	if err != nil {
+		return nil, err
+	}
+	ix, err := segindex.Open(fh, fi.Size(), fi.ModTime().UnixNano())
+	if err != nil {
+		return nil, err
+	}
+	if f.Limit >= 0 && ix.RawSize != f.Limit {
+		ix.Close()
+		return nil, fmt.Errorf("index covers %d bytes of lines, the segment %d: %w", ix.RawSize, f.Limit, segindex.ErrStale)
+	}
+	return ix, nil
 }
 
 // Close releases the directory.

@@ -492,6 +492,7 @@ func (s *Server) runSnapshot(ctx context.Context, a *selectArgs, q *query.Query,
 		// Rows in any order, as VictoriaLogs gives them: segments are read
 		// in parallel whatever the query.
 		Unordered: true,
+		Index:     in.Index,
 	}
 	st, err := query.Run(ctx, q, names, cfg, opts, sink)
 	s.m.queryDone(st)

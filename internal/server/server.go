@@ -30,6 +30,7 @@ import (
 
 	"github.com/spate-io/spate/internal/fileserve"
 	"github.com/spate-io/spate/internal/ingest"
+	"github.com/spate-io/spate/internal/query"
 	"github.com/spate-io/spate/internal/segment"
 )
 
@@ -42,6 +43,10 @@ type Config struct {
 	// with Files' options.
 	FilesDir string
 	Files    fileserve.Options
+	// NoIndex writes no sidecar indexes beside compressed segments (see
+	// package segindex); queries then read every segment's lines. Sidecars
+	// already written are still used while they match their segments.
+	NoIndex bool
 	// FilesData serves DataDir itself, read-only, at /data/ (the raw
 	// segments, by tenant and day; metadata and lock files are hidden as
 	// dotfiles). It holds every tenant's logs: tokens bound to a tenant
@@ -224,6 +229,9 @@ func New(cfg Config) (*Server, error) {
 		so.Logger = cfg.Logger
 	}
 	so.Observe = s.m.observeBatch
+	if so.IndexLines == nil && !cfg.NoIndex {
+		so.IndexLines = query.NewIndexLines()
+	}
 	if so.MaxQueueBytes == 0 {
 		so.MaxQueueBytes = segment.DefaultMaxQueueBytes
 	}

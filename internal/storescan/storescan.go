@@ -7,9 +7,11 @@ package storescan
 import (
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/spate-io/spate/internal/query"
+	"github.com/spate-io/spate/internal/segindex"
 	"github.com/spate-io/spate/internal/segment"
 )
 
@@ -24,6 +26,10 @@ type Inputs struct {
 	pruneTime bool
 	snaps     []*segment.Snapshot
 	files     map[string]storeFile // by input name
+	// indexes are the sidecars opened by Index, by input name (nil: none
+	// usable); guarded by mu, as workers may ask concurrently.
+	mu      sync.Mutex
+	indexes map[string]*segindex.Index
 	// Listed counts the segments in the snapshots, Skipped those of them
 	// ruled out by their metadata.
 	Listed, Skipped int
@@ -126,6 +132,33 @@ func (s *Inputs) Open(name string) (*os.File, int64, error) {
 	return f, -1, err
 }
 
+// Index returns the sidecar index of the segment name (an input Add gave),
+// or nil when it has none that matches it: the query then reads the
+// segment. Safe for concurrent use; the index stays open until Close.
+func (s *Inputs) Index(name string) *segindex.Index {
+	if s == nil {
+		return nil
+	}
+	sf, ok := s.files[name]
+	if !ok {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ix, ok := s.indexes[name]; ok {
+		return ix
+	}
+	ix, err := sf.snap.OpenIndex(sf.f)
+	if err != nil {
+		ix = nil
+	}
+	if s.indexes == nil {
+		s.indexes = map[string]*segindex.Index{}
+	}
+	s.indexes[name] = ix
+	return ix
+}
+
 // Holds reports whether every one of names is a segment Add gave (never,
 // for a nil s).
 func (s *Inputs) Holds(names []string) bool {
@@ -145,6 +178,11 @@ func (s *Inputs) Snapshots() int { return len(s.snaps) }
 
 // Close releases the snapshots. The inputs must not be opened after.
 func (s *Inputs) Close() {
+	for _, ix := range s.indexes {
+		if ix != nil {
+			ix.Close()
+		}
+	}
 	for _, snap := range s.snaps {
 		snap.Close()
 	}

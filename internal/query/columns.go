@@ -1,0 +1,380 @@
+package query
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/spate-io/spate/internal/fileread"
+	"github.com/spate-io/spate/internal/segindex"
+	"github.com/spate-io/spate/internal/timeparse"
+)
+
+// NewIndexLines returns a segindex.LineReader that reads a line's fields
+// exactly as a query with default Options does (JSON objects, _msg and
+// _time taken from their usual fields), so that a segment's hot columns
+// hold the values a scan of its lines would see. A _time counts (timeOK)
+// only when it reads the same in every time zone. The reader is not safe
+// for concurrent use.
+func NewIndexLines() segindex.LineReader {
+	p := &plan{opts: Options{TimeZone: time.UTC}, need: allFields(), needTime: true}
+	var a arena
+	rb := newRecordBuilder(p, &a)
+	var row Row
+	other := time.FixedZone("index-check", 7*3600+1800)
+	return func(line []byte, emit func(name, value string)) (int64, bool, bool) {
+		a.reset()
+		bad, plain := rb.badLines, rb.plainLines
+		rb.build(line, &row)
+		ok := rb.badLines == bad && rb.plainLines == plain
+		timeOK := row.HasTime
+		if timeOK {
+			tx := row.Get("_time")
+			t2, ok2 := timeparse.ParseIn(tx, other)
+			timeOK = ok2 && t2 == row.Time && !timeparse.MeansNow([]byte(tx))
+		}
+		for _, f := range row.Fields {
+			emit(f.Name, f.Value)
+		}
+		return row.Time, timeOK, ok
+	}
+}
+
+// columnStatsFuncs are the stats functions whose result does not depend on
+// the order rows arrive in or on fields the query does not name, so a
+// query with them may read rows from hot columns.
+var columnStatsFuncs = map[string]bool{
+	"avg": true, "count": true, "count_empty": true, "count_uniq": true, "max": true, "median": true,
+	"min": true, "quantile": true, "rate": true, "sum": true, "sum_len": true, "uniq_values": true,
+}
+
+// columnFields returns the fields a query reads when its rows may come
+// from a segment's hot columns instead of its lines: only filters before a
+// stats pipe of order-independent functions, every field named (no
+// patterns), neither _msg nor the _time text, and the default Options for
+// reading lines (those the columns were built with). ok is false otherwise.
+func (p *plan) columnFields() (fields []string, ok bool) {
+	o := &p.opts
+	if o.MsgField != "" || o.TimeField != "" || o.TimeFormat != (timeparse.Layout{}) || o.Every > 0 ||
+		slices.ContainsFunc(o.InputFormats, func(f InputFormat) bool { return f.Kind != FormatJSON }) {
+		return nil, false
+	}
+	st, isStats := p.barrier.(*PipeStats)
+	if !isStats {
+		return nil, false
+	}
+	for _, f := range st.Funcs {
+		if !columnStatsFuncs[f.Name] {
+			return nil, false
+		}
+	}
+	for _, pp := range p.pre {
+		if _, ok := pp.(*PipeFilter); !ok {
+			return nil, false
+		}
+	}
+	need := p.need
+	if slices.ContainsFunc(st.By, isTimeBucket) {
+		// Time buckets read Row.Time, which the _time column gives: the
+		// _time text is needed only if something else reads it.
+		cp := *st
+		cp.By = slices.DeleteFunc(slices.Clone(st.By), isTimeBucket)
+		need = pipeNeeds(&cp, fieldSet{})
+		for j := len(p.pre) - 1; j >= 0; j-- {
+			need = pipeNeeds(p.pre[j], need)
+		}
+		var nt bool
+		filterNeeds(p.filter, &need, &nt)
+	}
+	if need.all || len(need.prefixes) > 0 {
+		return nil, false
+	}
+	for _, n := range need.names {
+		switch n {
+		case "_msg", "_time":
+			return nil, false
+		case "_stream", "_stream_id":
+			if o.StoreFields {
+				return nil, false // derived for lines without one (see Options.StoreFields)
+			}
+		}
+	}
+	return need.names, true
+}
+
+func isTimeBucket(b ByField) bool { return b.Name == "_time" && b.BucketNs > 0 }
+
+// colSegment is an input read from its hot columns.
+type colSegment struct {
+	input int
+	name  string
+	ix    *segindex.Index
+	ids   []int // field id of each column field (-1: no row has it)
+}
+
+// colJob is one block of a colSegment.
+type colJob struct {
+	seg   *colSegment
+	block int
+}
+
+// columnInputs splits inputs into those read from hot columns and the
+// rest (with their original indexes). An input is read from columns when
+// the query allows it, it has a sidecar, and every block the query cannot
+// skip by time has a column (or no row) for every field it reads. used
+// is false when the query cannot read columns at all (rest is inputs).
+func (e *executor) columnInputs(inputs []string) (jobs []colJob, rest []string, restIdx []int, used bool) {
+	fields, ok := e.p.columnFields()
+	if !ok || e.p.opts.Index == nil {
+		return nil, inputs, nil, false
+	}
+	pr, err := NewPruner(e.p.q)
+	if err != nil {
+		return nil, inputs, nil, false
+	}
+	for i, name := range inputs {
+		seg := e.columnSegment(i, name, fields)
+		if seg == nil {
+			rest = append(rest, name)
+			restIdx = append(restIdx, i)
+			continue
+		}
+		for b := range seg.ix.Blocks {
+			blk := &seg.ix.Blocks[b]
+			if blk.Flags&segindex.FlagTime != 0 && pr.SkipTimes(blk.MinTime, blk.MaxTime) {
+				e.colSkipped.Add(1)
+				e.colSkippedRows.Add(int64(blk.Rows))
+				continue
+			}
+			jobs = append(jobs, colJob{seg: seg, block: b})
+		}
+	}
+	return jobs, rest, restIdx, true
+}
+
+// columnSegment returns input i as a colSegment, or nil when it must be
+// read from its lines.
+func (e *executor) columnSegment(i int, name string, fields []string) *colSegment {
+	ix := e.p.opts.Index(name)
+	if ix == nil {
+		return nil
+	}
+	seg := &colSegment{input: i, name: name, ix: ix}
+	for _, f := range fields {
+		seg.ids = append(seg.ids, ix.FieldID(f))
+	}
+	for b := range ix.Blocks {
+		blk := &ix.Blocks[b]
+		if blk.Flags&segindex.FlagColumns == 0 || (e.p.needTime && blk.Flags&segindex.FlagTime == 0) {
+			return nil
+		}
+		for _, id := range seg.ids {
+			if id < 0 || !blk.Has(id) {
+				continue
+			}
+			if _, ok := blk.Column(id); !ok {
+				return nil
+			}
+		}
+	}
+	return seg
+}
+
+// colWorker is what one worker needs to read blocks from columns.
+type colWorker struct {
+	dec   *zstd.Decoder
+	zbuf  []byte
+	raw   [][]byte // decompressed column of each field
+	cols  []segindex.StringColumn
+	has   []bool // the block has a column for the field
+	tbuf  []byte
+	times []int64
+	lines []byte // a block's lines, when its columns fail (blockLines)
+}
+
+var colDecoders = sync.Pool{New: func() any {
+	d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
+	if err != nil {
+		panic(fmt.Sprintf("cannot create zstd decoder: %v", err))
+	}
+	return d
+}}
+
+// scanColumns runs jobs on the workers, in parallel: each block's rows are
+// made from its columns and go through the filter and pipes as a scan's
+// rows would.
+func (e *executor) scanColumns(ctx context.Context, jobs []colJob, fields []string) error {
+	var next atomic.Int64
+	errs := make([]error, len(e.workers))
+	var wg sync.WaitGroup
+	for wid := range e.workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cw := &colWorker{
+				dec:  colDecoders.Get().(*zstd.Decoder),
+				raw:  make([][]byte, len(fields)),
+				cols: make([]segindex.StringColumn, len(fields)),
+				has:  make([]bool, len(fields)),
+			}
+			defer colDecoders.Put(cw.dec)
+			for !e.stopped.Load() && ctx.Err() == nil {
+				j := int(next.Add(1) - 1)
+				if j >= len(jobs) {
+					return
+				}
+				if err := e.columnBlock(e.workers[wid], cw, jobs[j], fields); err != nil {
+					if err == errStop {
+						e.stopped.Store(true)
+						return
+					}
+					errs[wid] = err
+					e.stopped.Store(true)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// columnBlock reads one block from its columns on worker w.
+func (e *executor) columnBlock(w *workerState, cw *colWorker, j colJob, fields []string) error {
+	ix := j.seg.ix
+	blk := &ix.Blocks[j.block]
+	if e.acc != nil {
+		e.gate.RLock()
+		defer e.gate.RUnlock()
+	}
+	if pr := e.p.opts.Progress; pr != nil {
+		defer pr.Add(blk.RawLen)
+	}
+	if e.p.countOnly {
+		e.colBlocks.Add(1)
+		e.colLineBytes.Add(blk.RawLen)
+		n := int64(blk.Rows)
+		w.lines += n
+		w.matched += n
+		w.barrier.(*statsProc).addCount(n)
+		return nil
+	}
+	var err error
+	for i, id := range j.seg.ids {
+		cw.has[i] = false
+		if id < 0 || !blk.Has(id) {
+			continue
+		}
+		ref, _ := blk.Column(id)
+		if cw.raw[i], err = e.readColumn(cw, ix, ref, cw.raw[i]); err == nil {
+			err = segindex.ParseString(cw.raw[i], blk.Rows, &cw.cols[i])
+		}
+		if err != nil {
+			return e.blockLines(w, cw, j, fmt.Errorf("column %s: %w", fields[i], err))
+		}
+		cw.has[i] = true
+	}
+	needTime := e.p.needTime
+	if needTime {
+		if cw.tbuf, err = e.readColumn(cw, ix, blk.Time, cw.tbuf); err == nil {
+			cw.times, err = segindex.ParseTime(cw.tbuf, blk.Rows, cw.times)
+		}
+		if err != nil {
+			return e.blockLines(w, cw, j, fmt.Errorf("_time column: %w", err))
+		}
+	}
+	e.colBlocks.Add(1)
+	e.colLineBytes.Add(blk.RawLen)
+	row := &w.row
+	for r := range blk.Rows {
+		row.Fields = row.Fields[:0]
+		for i, name := range fields {
+			if cw.has[i] {
+				if v, ok := cw.cols[i].Value(r); ok {
+					row.Fields = append(row.Fields, Field{Name: name, Value: v})
+				}
+			}
+		}
+		row.HasTime = needTime
+		if needTime {
+			row.Time = cw.times[r]
+		}
+		w.lines++
+		if !w.filter.match(row) {
+			continue
+		}
+		w.matched++
+		row.pos = rowPos{input: j.seg.input, off: blk.RawOff + int64(r)}
+		if err := w.head.push(row); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readColumn reads and decompresses one column frame into dst.
+func (e *executor) readColumn(cw *colWorker, ix *segindex.Index, ref segindex.ColumnRef, dst []byte) ([]byte, error) {
+	var err error
+	if cw.zbuf, err = ix.ReadColumn(ref, cw.zbuf); err != nil {
+		return dst, err
+	}
+	e.colBytes.Add(ref.Len)
+	out, err := cw.dec.DecodeAll(cw.zbuf, dst[:0])
+	if err != nil {
+		return dst, fmt.Errorf("cannot decompress: %w (%w)", err, segindex.ErrCorrupt)
+	}
+	if int64(len(out)) != ref.RawLen {
+		return out, fmt.Errorf("column is %d bytes, the index says %d: %w", len(out), ref.RawLen, segindex.ErrCorrupt)
+	}
+	return out, nil
+}
+
+// blockLines reads block j from the segment's lines, after its columns
+// failed with cause (a damaged sidecar): the frame is decoded and scanned
+// as any chunk. The answer is the same; the sidecar is rebuilt at the
+// store's next Open. It fails when the frame cannot be read either.
+func (e *executor) blockLines(w *workerState, cw *colWorker, j colJob, cause error) error {
+	blk := &j.seg.ix.Blocks[j.block]
+	fail := func(err error) error {
+		return fmt.Errorf("%s: block %d: %w; and cannot read the block's lines: %w", j.seg.name, j.block, cause, err)
+	}
+	if e.open == nil {
+		return fail(errors.New("no opener"))
+	}
+	f, _, err := e.open(j.seg.name)
+	if err != nil {
+		return fail(err)
+	}
+	defer f.Close()
+	if int64(cap(cw.zbuf)) < blk.ZLen {
+		cw.zbuf = make([]byte, blk.ZLen)
+	}
+	cw.zbuf = cw.zbuf[:blk.ZLen]
+	if _, err := f.ReadAt(cw.zbuf, blk.ZOff); err != nil {
+		return fail(err)
+	}
+	raw, err := cw.dec.DecodeAll(cw.zbuf, cw.lines[:0])
+	cw.lines = raw
+	if err != nil {
+		return fail(err)
+	}
+	if int64(len(raw)) != blk.RawLen {
+		return fail(fmt.Errorf("frame holds %d bytes, the index says %d", len(raw), blk.RawLen))
+	}
+	e.colFallbacks.Add(1)
+	return e.scanAll(w, &fileread.Chunk{Input: j.seg.input, Name: j.seg.name, Offset: blk.RawOff, Data: raw})
+}

@@ -1,0 +1,273 @@
+package segindex
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"strings"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/klauspost/compress/zstd"
+)
+
+// LineReader reads the fields of one log line as the query engine sees
+// them, calling emit for each (name, value), and reports the line's _time
+// (Unix ns) with timeOK when the line has one whose value does not depend
+// on a time zone, and ok when the line is a JSON object read without error
+// (a line that is not must be read from the segment by queries). The
+// strings given to emit are valid only during the call.
+type LineReader func(line []byte, emit func(name, value string)) (t int64, timeOK, ok bool)
+
+// Hot column rules: a field gets a column in a block when its values there
+// average at most maxHotAvg bytes. Long values (messages, user agents) are
+// cheaper to read from the lines than to store twice.
+const maxHotAvg = 48
+
+// maxIDAvg: a field whose values are mostly distinct (more than one in two
+// rows) and average more than this many bytes is an identifier (trace and
+// request ids): as a column it would cost as much as the rest together
+// (about 34 bytes a row for a 32-digit hex id against 40 for all other
+// short fields of `spate gen` logs), and queries look such values up
+// rather than aggregate them.
+const maxIDAvg = 24
+
+// Never columns: _msg is read from the lines, _time has its own column.
+var notHot = map[string]bool{"_msg": true, "_time": true}
+
+// Builder builds the sidecar of one segment block by block. It is not safe
+// for concurrent use. Cost: one LineReader call per line, one map lookup
+// per field value, and one zstd encode per column; memory is the columns'
+// compressed bytes plus one block's values.
+type Builder struct {
+	read   LineReader
+	enc    *zstd.Encoder
+	fields []string
+	byName map[string]int
+	blocks []Block
+	data   []byte
+	rows   int64
+	raw    int64
+
+	// Per block scratch.
+	cols  []colAcc // by field id
+	times []int64
+	buf   []byte
+}
+
+// colAcc accumulates one field's values in the current block.
+type colAcc struct {
+	dict   map[string]uint32
+	values []string
+	ids    []uint32 // by row; 0: absent
+	n      int      // rows with the field
+	bytes  int      // their values' total length
+}
+
+// NewBuilder returns a Builder reading lines with read.
+func NewBuilder(read LineReader) (*Builder, error) {
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedDefault))
+	if err != nil {
+		return nil, err
+	}
+	return &Builder{read: read, enc: enc, byName: map[string]int{}}, nil
+}
+
+// Add indexes the next block: raw holds its whole lines (each ending in
+// '\n', as in the segment), compressed to the frame at zoff of zlen bytes.
+func (b *Builder) Add(raw []byte, zoff, zlen int64) {
+	blk := Block{ZOff: zoff, ZLen: zlen, RawOff: b.raw, RawLen: int64(len(raw)), Flags: FlagTime | FlagColumns}
+	for i := range b.cols {
+		c := &b.cols[i]
+		clear(c.dict)
+		c.values, c.ids, c.n, c.bytes = c.values[:0], c.ids[:0], 0, 0
+	}
+	b.times = b.times[:0]
+	row := 0
+	emit := func(name, value string) {
+		id, ok := b.byName[name]
+		if !ok {
+			name = strings.Clone(name)
+			id = len(b.fields)
+			b.fields = append(b.fields, name)
+			b.byName[name] = id
+		}
+		for id >= len(b.cols) {
+			b.cols = append(b.cols, colAcc{dict: map[string]uint32{}})
+		}
+		c := &b.cols[id]
+		for len(c.ids) < row {
+			c.ids = append(c.ids, 0)
+		}
+		if len(c.ids) > row {
+			return // a repeated name: the row has the first
+		}
+		v, ok := c.dict[value]
+		if !ok {
+			value = strings.Clone(value)
+			c.values = append(c.values, value)
+			v = uint32(len(c.values))
+			c.dict[value] = v
+		}
+		c.ids = append(c.ids, v)
+		c.n++
+		c.bytes += len(value)
+	}
+	for data := raw; len(data) > 0; {
+		i := bytes.IndexByte(data, '\n')
+		var line []byte
+		if i < 0 {
+			line, data = data, nil
+		} else {
+			line, data = data[:i], data[i+1:]
+		}
+		if len(line) == 0 || (len(line) == 1 && line[0] == '\r') {
+			continue // not a log: queries skip it too
+		}
+		t, timeOK, ok := b.read(line, emit)
+		if !ok {
+			blk.Flags &^= FlagColumns
+		}
+		if timeOK {
+			if len(b.times) == 0 || t < blk.MinTime {
+				blk.MinTime = t
+			}
+			if len(b.times) == 0 || t > blk.MaxTime {
+				blk.MaxTime = t
+			}
+		} else {
+			blk.Flags &^= FlagTime
+		}
+		b.times = append(b.times, t)
+		row++
+	}
+	blk.Rows = row
+	for id := range b.cols {
+		c := &b.cols[id]
+		if c.n == 0 {
+			continue
+		}
+		for len(c.ids) < row {
+			c.ids = append(c.ids, 0)
+		}
+		blk.Present = append(blk.Present, id)
+		if blk.Flags&FlagColumns == 0 || notHot[b.fields[id]] || c.bytes > maxHotAvg*c.n ||
+			(c.bytes > maxIDAvg*c.n && 2*len(c.values) > c.n) {
+			continue
+		}
+		ref := b.addColumn(b.appendStringColumn(b.buf[:0], c))
+		ref.Field = id
+		blk.Columns = append(blk.Columns, ref)
+	}
+	if blk.Flags&FlagTime != 0 && row > 0 {
+		blk.Time = b.addColumn(appendTimeColumn(b.buf[:0], b.times))
+	} else {
+		blk.Flags &^= FlagTime
+		blk.MinTime, blk.MaxTime = 0, 0
+	}
+	if blk.Flags&FlagColumns == 0 {
+		blk.Columns = nil
+	}
+	b.blocks = append(b.blocks, blk)
+	b.rows += int64(row)
+	b.raw += int64(len(raw))
+}
+
+// addColumn compresses raw into the data area.
+func (b *Builder) addColumn(raw []byte) ColumnRef {
+	b.buf = raw
+	off := len(b.data)
+	b.data = b.enc.EncodeAll(raw, b.data)
+	return ColumnRef{Off: int64(off), Len: int64(len(b.data) - off), RawLen: int64(len(raw))}
+}
+
+func (b *Builder) appendStringColumn(dst []byte, c *colAcc) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(c.values)))
+	for _, v := range c.values {
+		dst = binary.AppendUvarint(dst, uint64(len(v)))
+		dst = append(dst, v...)
+	}
+	switch idWidth(len(c.values)) {
+	case 1:
+		for _, id := range c.ids {
+			dst = append(dst, byte(id))
+		}
+	case 2:
+		for _, id := range c.ids {
+			dst = binary.LittleEndian.AppendUint16(dst, uint16(id))
+		}
+	default:
+		for _, id := range c.ids {
+			dst = binary.LittleEndian.AppendUint32(dst, id)
+		}
+	}
+	return dst
+}
+
+func appendTimeColumn(dst []byte, times []int64) []byte {
+	var prev int64
+	for _, t := range times {
+		dst = binary.AppendVarint(dst, t-prev)
+		prev = t
+	}
+	return dst
+}
+
+// Rows returns the rows added so far.
+func (b *Builder) Rows() int64 { return b.rows }
+
+// Finish returns the sidecar of the segment whose .zst has size zstSize and
+// modification time zstMtime (Unix ns). The Builder must not be used after.
+func (b *Builder) Finish(zstSize, zstMtime int64) []byte {
+	var t []byte
+	t = binary.LittleEndian.AppendUint64(t, uint64(zstSize))
+	t = binary.LittleEndian.AppendUint64(t, uint64(zstMtime))
+	t = binary.LittleEndian.AppendUint64(t, uint64(b.raw))
+	t = binary.LittleEndian.AppendUint64(t, uint64(b.rows))
+	t = binary.LittleEndian.AppendUint64(t, uint64(len(b.data)))
+	t = binary.AppendUvarint(t, uint64(len(b.fields)))
+	for _, f := range b.fields {
+		t = binary.AppendUvarint(t, uint64(len(f)))
+		t = append(t, f...)
+	}
+	t = binary.AppendUvarint(t, uint64(len(b.blocks)))
+	for i := range b.blocks {
+		blk := &b.blocks[i]
+		for _, v := range []int64{blk.ZOff, blk.ZLen, blk.RawOff, blk.RawLen, int64(blk.Rows), int64(blk.Flags)} {
+			t = binary.AppendUvarint(t, uint64(v))
+		}
+		t = binary.LittleEndian.AppendUint64(t, uint64(blk.MinTime))
+		t = binary.LittleEndian.AppendUint64(t, uint64(blk.MaxTime))
+		t = binary.AppendUvarint(t, uint64(len(blk.Present)))
+		for _, id := range blk.Present {
+			t = binary.AppendUvarint(t, uint64(id))
+		}
+		t = binary.AppendUvarint(t, uint64(len(blk.Columns)))
+		for _, c := range blk.Columns {
+			t = appendRef(t, c)
+		}
+		if blk.Flags&FlagTime != 0 {
+			t = appendRef(t, blk.Time)
+		}
+	}
+	out := make([]byte, headerSize, headerSize+len(t)+len(b.data))
+	copy(out, magic)
+	binary.LittleEndian.PutUint32(out[8:], Version)
+	binary.LittleEndian.PutUint64(out[16:], uint64(len(t)))
+	binary.LittleEndian.PutUint64(out[24:], xxhash.Sum64(t))
+	out = append(out, t...)
+	out = append(out, b.data...)
+	b.enc.Close()
+	return out
+}
+
+func appendRef(t []byte, c ColumnRef) []byte {
+	for _, v := range []int64{int64(c.Field), c.Off, c.Len, c.RawLen} {
+		t = binary.AppendUvarint(t, uint64(v))
+	}
+	return t
+}
+
+// String describes b's progress, for logs.
+func (b *Builder) String() string {
+	return fmt.Sprintf("%d blocks, %d rows, %d fields, %d column bytes", len(b.blocks), b.rows, len(b.fields), len(b.data))
+}

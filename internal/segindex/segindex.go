@@ -1,0 +1,457 @@
+// Package segindex reads and writes the sidecar index of a sealed,
+// compressed spate segment: where each of its blocks (independent zstd
+// frames of whole lines) starts, what the block holds (rows, _time range,
+// field names) and hot columns, a columnar copy of the block's short
+// fields, so that a query that reads only such fields never decompresses
+// or parses the lines.
+//
+// The index is a cache of the segment, never trusted over it. It names the
+// segment's size and modification time, its table is checksummed and every
+// column is a zstd frame with its content checksum: a sidecar that does not
+// match its segment, is truncated, of another version or corrupt is
+// refused by Open, and the caller reads the segment as if there were no
+// sidecar (and may rebuild it with a Builder).
+//
+// # On-disk format (version 1, little-endian)
+//
+//	[0:8]    magic "SPATEIDX"
+//	[8:12]   version
+//	[12:16]  zero
+//	[16:24]  table length T
+//	[24:32]  xxhash64 of the table
+//	[32:32+T] table (below)
+//	then     the data area: the column frames the table points into
+//
+// The table is the segment's .zst size and modification time (Unix ns),
+// its decompressed size, row count and the data area's length; the field
+// names of the segment; then per block: the frame's offset and length in
+// the .zst, its decompressed offset and length, rows, flags, the _time
+// range, the field ids present in some row, and the block's columns (field
+// id, offset and length in the data area, decompressed length), the _time
+// column first when the block has one.
+//
+// A column is one zstd frame. A string column is a dictionary of the
+// block's distinct values in first-seen order (count, then each as length
+// and bytes) and one id per row, 1 (count < 255), 2 or 4 bytes wide; id 0
+// is a row without the field, id i > 0 the dictionary's (i-1)th value. The
+// _time column is each row's Unix ns as a zigzag varint delta from the row
+// before (the first from 0).
+package segindex
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"unsafe"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+// Version is the format version this package writes and reads.
+const Version = 1
+
+const (
+	magic      = "SPATEIDX"
+	headerSize = 32
+	// maxTable caps the table Open reads: a corrupt length must not make
+	// it allocate gigabytes.
+	maxTable = 256 << 20
+)
+
+// Block flags.
+const (
+	// FlagTime: every row of the block has a _time with an explicit zone
+	// (or a numeric one), and the block has a _time column.
+	FlagTime = 1 << iota
+	// FlagColumns: every row of the block is a JSON object the query
+	// engine reads without error, so its columns stand for its rows.
+	// Without it the block must be read from the segment.
+	FlagColumns
+)
+
+// Ext is the sidecar's name suffix: "seg-N.ndjson.zst" has "seg-N.ndjson.zst.idx".
+const Ext = ".idx"
+
+// ErrStale says a sidecar does not describe the segment beside it (another
+// size or modification time): the segment was replaced or rewritten.
+var ErrStale = errors.New("index does not match its segment")
+
+// ErrCorrupt says a sidecar is truncated, damaged or of another version.
+var ErrCorrupt = errors.New("index is corrupt")
+
+// Block is one block of a segment: an independent zstd frame in the .zst
+// holding whole lines.
+type Block struct {
+	ZOff    int64 // offset of the frame in the .zst
+	ZLen    int64 // length of the frame
+	RawOff  int64 // offset of the block's first line in the decompressed segment
+	RawLen  int64 // decompressed length
+	Rows    int   // lines in the block
+	Flags   uint32
+	MinTime int64 // with FlagTime: the least and greatest _time, Unix ns
+	MaxTime int64
+	// Present holds the ids (into Index.Fields) of the fields some row of
+	// the block has, ascending.
+	Present []int
+	// Columns are the block's hot columns, by field id ascending; Time is
+	// the _time column (with FlagTime).
+	Columns []ColumnRef
+	Time    ColumnRef
+}
+
+// ColumnRef locates one column frame in the data area.
+type ColumnRef struct {
+	Field  int   // field id
+	Off    int64 // offset in the data area
+	Len    int64 // frame length
+	RawLen int64 // decompressed length
+}
+
+// Has reports whether some row of b has field id.
+func (b *Block) Has(id int) bool {
+	lo, hi := 0, len(b.Present)
+	for lo < hi {
+		m := (lo + hi) / 2
+		switch {
+		case b.Present[m] == id:
+			return true
+		case b.Present[m] < id:
+			lo = m + 1
+		default:
+			hi = m
+		}
+	}
+	return false
+}
+
+// Column returns b's column of field id.
+func (b *Block) Column(id int) (ColumnRef, bool) {
+	for _, c := range b.Columns {
+		if c.Field == id {
+			return c, true
+		}
+	}
+	return ColumnRef{}, false
+}
+
+// Index is an opened sidecar. Its fields are read-only after Open; its
+// methods are safe for concurrent use.
+type Index struct {
+	ZstSize   int64
+	ZstMtime  int64
+	RawSize   int64
+	Rows      int64
+	Fields    []string
+	Blocks    []Block
+	f         *os.File
+	dataStart int64
+	dataLen   int64
+	byName    map[string]int
+}
+
+// FieldID returns the id of the named field, or -1 when no row of the
+// segment has it.
+func (ix *Index) FieldID(name string) int {
+	if id, ok := ix.byName[name]; ok {
+		return id
+	}
+	return -1
+}
+
+// Close closes the sidecar file.
+func (ix *Index) Close() error { return ix.f.Close() }
+
+// Open reads the sidecar f of the segment whose .zst has size zstSize and
+// modification time zstMtime (Unix ns). It takes f over: Close closes it,
+// and Open closes it on error. It returns an error wrapping ErrStale or
+// ErrCorrupt when the sidecar cannot be used. Cost: one read of the table
+// (a few KB per MB of segment); columns are read on demand.
+func Open(f *os.File, zstSize, zstMtime int64) (ix *Index, err error) {
+	defer func() {
+		if err != nil {
+			f.Close()
+		}
+	}()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	var h [headerSize]byte
+	if _, err := f.ReadAt(h[:], 0); err != nil {
+		return nil, fmt.Errorf("cannot read header: %w (%w)", err, ErrCorrupt)
+	}
+	if string(h[:8]) != magic {
+		return nil, fmt.Errorf("no index magic: %w", ErrCorrupt)
+	}
+	if v := binary.LittleEndian.Uint32(h[8:]); v != Version {
+		return nil, fmt.Errorf("index version %d, want %d: %w", v, Version, ErrCorrupt)
+	}
+	tlen := binary.LittleEndian.Uint64(h[16:])
+	if tlen > maxTable || int64(tlen) > fi.Size()-headerSize {
+		return nil, fmt.Errorf("table length %d past the file's end (%d bytes): %w", tlen, fi.Size(), ErrCorrupt)
+	}
+	table := make([]byte, tlen)
+	if _, err := f.ReadAt(table, headerSize); err != nil {
+		return nil, fmt.Errorf("cannot read table: %w (%w)", err, ErrCorrupt)
+	}
+	if xxhash.Sum64(table) != binary.LittleEndian.Uint64(h[24:]) {
+		return nil, fmt.Errorf("table checksum mismatch: %w", ErrCorrupt)
+	}
+	ix = &Index{f: f, dataStart: headerSize + int64(tlen), byName: map[string]int{}}
+	if err := ix.parseTable(table); err != nil {
+		return nil, fmt.Errorf("%w (%w)", err, ErrCorrupt)
+	}
+	if ix.dataStart+ix.dataLen != fi.Size() {
+		return nil, fmt.Errorf("index is %d bytes, its table says %d: %w", fi.Size(), ix.dataStart+ix.dataLen, ErrCorrupt)
+	}
+	if ix.ZstSize != zstSize || ix.ZstMtime != zstMtime {
+		return nil, fmt.Errorf("index is of a segment of %d bytes modified at %d, the segment has %d bytes modified at %d: %w",
+			ix.ZstSize, ix.ZstMtime, zstSize, zstMtime, ErrStale)
+	}
+	return ix, nil
+}
+
+// tableReader decodes the table; the first error sticks.
+type tableReader struct {
+	b   []byte
+	err error
+}
+
+func (r *tableReader) u64() uint64 {
+	if r.err != nil || len(r.b) < 8 {
+		r.fail()
+		return 0
+	}
+	v := binary.LittleEndian.Uint64(r.b)
+	r.b = r.b[8:]
+	return v
+}
+
+func (r *tableReader) uvarint() uint64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.fail()
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+// count reads a count of items of at least min bytes each and checks that
+// the table can hold them.
+func (r *tableReader) count(min int) int {
+	n := r.uvarint()
+	if n > uint64(len(r.b)/min) {
+		r.fail()
+		return 0
+	}
+	return int(n)
+}
+
+func (r *tableReader) bytes(n uint64) []byte {
+	if r.err != nil || n > uint64(len(r.b)) {
+		r.fail()
+		return nil
+	}
+	v := r.b[:n]
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *tableReader) fail() {
+	if r.err == nil {
+		r.err = io.ErrUnexpectedEOF
+	}
+	r.b = nil
+}
+
+func (ix *Index) parseTable(table []byte) error {
+	r := &tableReader{b: table}
+	ix.ZstSize = int64(r.u64())
+	ix.ZstMtime = int64(r.u64())
+	ix.RawSize = int64(r.u64())
+	ix.Rows = int64(r.u64())
+	ix.dataLen = int64(r.u64())
+	nf := r.count(1)
+	ix.Fields = make([]string, nf)
+	for i := range ix.Fields {
+		ix.Fields[i] = string(r.bytes(r.uvarint()))
+		ix.byName[ix.Fields[i]] = i
+	}
+	nb := r.count(8)
+	ix.Blocks = make([]Block, nb)
+	var rows int64
+	for i := range ix.Blocks {
+		b := &ix.Blocks[i]
+		b.ZOff = int64(r.uvarint())
+		b.ZLen = int64(r.uvarint())
+		b.RawOff = int64(r.uvarint())
+		b.RawLen = int64(r.uvarint())
+		b.Rows = int(r.uvarint())
+		b.Flags = uint32(r.uvarint())
+		b.MinTime = int64(r.u64())
+		b.MaxTime = int64(r.u64())
+		np := r.count(1)
+		b.Present = make([]int, np)
+		prev := -1
+		for j := range b.Present {
+			b.Present[j] = int(r.uvarint())
+			if b.Present[j] <= prev || b.Present[j] >= nf {
+				return fmt.Errorf("block %d: bad field id %d", i, b.Present[j])
+			}
+			prev = b.Present[j]
+		}
+		nc := r.count(4)
+		b.Columns = make([]ColumnRef, nc)
+		for j := range b.Columns {
+			b.Columns[j] = r.column()
+			if b.Columns[j].Field >= nf || !b.Has(b.Columns[j].Field) {
+				return fmt.Errorf("block %d: column of an absent field %d", i, b.Columns[j].Field)
+			}
+		}
+		if b.Flags&FlagTime != 0 {
+			b.Time = r.column()
+		}
+		if r.err != nil {
+			break
+		}
+		if err := ix.checkRef(b.Time); err != nil {
+			return fmt.Errorf("block %d: %w", i, err)
+		}
+		for _, c := range b.Columns {
+			if err := ix.checkRef(c); err != nil {
+				return fmt.Errorf("block %d: %w", i, err)
+			}
+		}
+		rows += int64(b.Rows)
+	}
+	if r.err != nil {
+		return fmt.Errorf("table: %w", r.err)
+	}
+	if len(r.b) != 0 {
+		return fmt.Errorf("table has %d bytes past its end", len(r.b))
+	}
+	if rows != ix.Rows {
+		return fmt.Errorf("blocks hold %d rows, the table says %d", rows, ix.Rows)
+	}
+	return nil
+}
+
+func (r *tableReader) column() ColumnRef {
+	return ColumnRef{Field: int(r.uvarint()), Off: int64(r.uvarint()), Len: int64(r.uvarint()), RawLen: int64(r.uvarint())}
+}
+
+func (ix *Index) checkRef(c ColumnRef) error {
+	if c.Off < 0 || c.Len < 0 || c.Off+c.Len > ix.dataLen || c.RawLen < 0 || c.RawLen > 1<<30 {
+		return fmt.Errorf("column at %d+%d past the data area (%d bytes)", c.Off, c.Len, ix.dataLen)
+	}
+	return nil
+}
+
+// ReadColumn reads the frame of c into dst[:0] (grown as needed) and
+// returns it, compressed. Safe for concurrent use.
+func (ix *Index) ReadColumn(c ColumnRef, dst []byte) ([]byte, error) {
+	if int64(cap(dst)) < c.Len {
+		dst = make([]byte, c.Len)
+	}
+	dst = dst[:c.Len]
+	if _, err := ix.f.ReadAt(dst, ix.dataStart+c.Off); err != nil {
+		return dst, fmt.Errorf("cannot read column: %w", err)
+	}
+	return dst, nil
+}
+
+// StringColumn is a decoded string column of one block. Values alias the
+// buffer it was decoded from: they are valid until that buffer is reused.
+type StringColumn struct {
+	Dict  []string // distinct values; id i > 0 is Dict[i-1]
+	ids   []byte
+	width int
+}
+
+// ID returns row's value id: 0 when the row has no such field.
+func (c *StringColumn) ID(row int) uint32 {
+	switch c.width {
+	case 1:
+		return uint32(c.ids[row])
+	case 2:
+		return uint32(binary.LittleEndian.Uint16(c.ids[2*row:]))
+	}
+	return binary.LittleEndian.Uint32(c.ids[4*row:])
+}
+
+// Value returns row's value and whether the row has the field.
+func (c *StringColumn) Value(row int) (string, bool) {
+	id := c.ID(row)
+	if id == 0 {
+		return "", false
+	}
+	return c.Dict[id-1], true
+}
+
+// ParseString decodes a decompressed string column of rows rows into c,
+// reusing c's dictionary slice. c's values alias raw.
+func ParseString(raw []byte, rows int, c *StringColumn) error {
+	n, k := binary.Uvarint(raw)
+	if k <= 0 || n > uint64(len(raw)) {
+		return fmt.Errorf("bad dictionary size: %w", ErrCorrupt)
+	}
+	raw = raw[k:]
+	c.Dict = c.Dict[:0]
+	for range n {
+		l, k := binary.Uvarint(raw)
+		if k <= 0 || l > uint64(len(raw)-k) {
+			return fmt.Errorf("bad dictionary value: %w", ErrCorrupt)
+		}
+		v := raw[k : k+int(l)]
+		c.Dict = append(c.Dict, unsafe.String(unsafe.SliceData(v), len(v)))
+		raw = raw[k+int(l):]
+	}
+	c.width = idWidth(len(c.Dict))
+	if len(raw) != rows*c.width {
+		return fmt.Errorf("%d id bytes for %d rows of width %d: %w", len(raw), rows, c.width, ErrCorrupt)
+	}
+	c.ids = raw
+	for r := range rows {
+		if c.ID(r) > uint32(len(c.Dict)) {
+			return fmt.Errorf("row %d: id %d past the dictionary (%d values): %w", r, c.ID(r), len(c.Dict), ErrCorrupt)
+		}
+	}
+	return nil
+}
+
+// idWidth is the byte width of ids for a dictionary of n values.
+func idWidth(n int) int {
+	switch {
+	case n < 255:
+		return 1
+	case n < 65535:
+		return 2
+	}
+	return 4
+}
+
+// ParseTime decodes a decompressed _time column of rows rows into
+// dst[:0] and returns it.
+func ParseTime(raw []byte, rows int, dst []int64) ([]int64, error) {
+	dst = dst[:0]
+	var t int64
+	for range rows {
+		d, k := binary.Varint(raw)
+		if k <= 0 {
+			return dst, fmt.Errorf("bad time delta: %w", ErrCorrupt)
+		}
+		raw = raw[k:]
+		t += d
+		dst = append(dst, t)
+	}
+	if len(raw) != 0 {
+		return dst, fmt.Errorf("time column has %d bytes past its rows: %w", len(raw), ErrCorrupt)
+	}
+	return dst, nil
+}

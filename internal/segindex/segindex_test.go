@@ -1,0 +1,334 @@
+package segindex
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// jsonLines is a LineReader built on encoding/json, independent of the
+// query engine: string values as they are, numbers as written, _time
+// parsed as RFC 3339 when it has a zone.
+func jsonLines(line []byte, emit func(name, value string)) (int64, bool, bool) {
+	d := json.NewDecoder(bytes.NewReader(line))
+	d.UseNumber()
+	var m map[string]any
+	if err := d.Decode(&m); err != nil {
+		return 0, false, false
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var t int64
+	timeOK := false
+	for _, k := range keys {
+		v := fmt.Sprint(m[k])
+		emit(k, v)
+		if k == "_time" {
+			if tt, err := time.Parse(time.RFC3339Nano, v); err == nil {
+				t, timeOK = tt.UnixNano(), true
+			}
+		}
+	}
+	return t, timeOK, true
+}
+
+// testLines makes n lines: short fields, a long message, an id, and now
+// and then a missing field, a line without a time or a line that is not
+// JSON.
+func testLines(n int, seed uint64) []string {
+	r := rand.New(rand.NewPCG(seed, 1))
+	base := time.Date(2026, 11, 26, 0, 0, 0, 0, time.UTC)
+	var out []string
+	for i := range n {
+		var b strings.Builder
+		b.WriteString("{")
+		if i%97 != 5 {
+			fmt.Fprintf(&b, `"_time":%q,`, base.Add(time.Duration(i)*time.Millisecond+time.Duration(r.IntN(5))*time.Microsecond).Format(time.RFC3339Nano))
+		}
+		fmt.Fprintf(&b, `"level":%q,`, []string{"info", "warn", "error", ""}[r.IntN(4)])
+		if i%13 != 0 {
+			fmt.Fprintf(&b, `"status":%d,`, 200+r.IntN(4)*100)
+		}
+		fmt.Fprintf(&b, `"latency":%d.%03d,`, r.IntN(1000), r.IntN(1000))
+		fmt.Fprintf(&b, `"trace":"%016x%016x",`, r.Uint64(), r.Uint64())
+		fmt.Fprintf(&b, `"_msg":"%s"}`, strings.Repeat("m", 60+r.IntN(40)))
+		out = append(out, b.String())
+		if i%501 == 7 {
+			out = append(out, "not json at all")
+		}
+	}
+	return out
+}
+
+// buildIndex compresses lines into blocks of about blockLines lines and
+// returns the .zst bytes and the sidecar.
+func buildIndex(t *testing.T, lines []string, blockLines int, size, mtime int64) (zst, idx []byte, blocks [][]string) {
+	t.Helper()
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := NewBuilder(jsonLines)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < len(lines); i += blockLines {
+		blk := lines[i:min(i+blockLines, len(lines))]
+		raw := []byte(strings.Join(blk, "\n") + "\n")
+		off := int64(len(zst))
+		zst = enc.EncodeAll(raw, zst)
+		b.Add(raw, off, int64(len(zst))-off)
+		blocks = append(blocks, blk)
+	}
+	if size < 0 {
+		size = int64(len(zst))
+	}
+	return zst, b.Finish(size, mtime), blocks
+}
+
+func writeTemp(t *testing.T, data []byte) *os.File {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "seg.idx")
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// readAll reads every column of ix back into per-block, per-row maps.
+func readAll(ix *Index) ([][]map[string]string, [][]int64, error) {
+	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
+	if err != nil {
+		return nil, nil, err
+	}
+	defer dec.Close()
+	var vals [][]map[string]string
+	var times [][]int64
+	for bi := range ix.Blocks {
+		blk := &ix.Blocks[bi]
+		rows := make([]map[string]string, blk.Rows)
+		for r := range rows {
+			rows[r] = map[string]string{}
+		}
+		for _, c := range blk.Columns {
+			z, err := ix.ReadColumn(c, nil)
+			if err != nil {
+				return nil, nil, err
+			}
+			raw, err := dec.DecodeAll(z, nil)
+			if err != nil {
+				return nil, nil, err
+			}
+			var sc StringColumn
+			if err := ParseString(raw, blk.Rows, &sc); err != nil {
+				return nil, nil, err
+			}
+			for r := range rows {
+				if v, ok := sc.Value(r); ok {
+					rows[r][ix.Fields[c.Field]] = v
+				}
+			}
+		}
+		vals = append(vals, rows)
+		var ts []int64
+		if blk.Flags&FlagTime != 0 {
+			z, err := ix.ReadColumn(blk.Time, nil)
+			if err != nil {
+				return nil, nil, err
+			}
+			raw, err := dec.DecodeAll(z, nil)
+			if err != nil {
+				return nil, nil, err
+			}
+			if ts, err = ParseTime(raw, blk.Rows, nil); err != nil {
+				return nil, nil, err
+			}
+		}
+		times = append(times, ts)
+	}
+	return vals, times, nil
+}
+
+func TestRoundTrip(t *testing.T) {
+	lines := testLines(3000, 1)
+	zst, idx, blocks := buildIndex(t, lines, 400, -1, 12345)
+	ix, err := Open(writeTemp(t, idx), int64(len(zst)), 12345)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	if len(ix.Blocks) != len(blocks) {
+		t.Fatalf("%d blocks, want %d", len(ix.Blocks), len(blocks))
+	}
+	if ix.FieldID("trace") < 0 || ix.FieldID("nope") != -1 {
+		t.Fatalf("field ids: trace %d, nope %d", ix.FieldID("trace"), ix.FieldID("nope"))
+	}
+	vals, times, err := readAll(ix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec, _ := zstd.NewReader(nil)
+	defer dec.Close()
+	var rows int64
+	for bi, blk := range ix.Blocks {
+		// The frame decodes alone to the block's lines.
+		raw, err := dec.DecodeAll(zst[blk.ZOff:blk.ZOff+blk.ZLen], nil)
+		if err != nil || string(raw) != strings.Join(blocks[bi], "\n")+"\n" || int64(len(raw)) != blk.RawLen {
+			t.Fatalf("block %d: frame does not decode to its lines (%v)", bi, err)
+		}
+		json := blk.Flags&FlagColumns != 0
+		if hasBad := slices.Contains(blocks[bi], "not json at all"); hasBad == json {
+			t.Fatalf("block %d: FlagColumns %v with a non-JSON line %v", bi, json, hasBad)
+		}
+		if json {
+			if _, ok := blk.Column(ix.FieldID("trace")); ok {
+				t.Errorf("block %d: the id field got a column", bi)
+			}
+			if _, ok := blk.Column(ix.FieldID("_msg")); ok {
+				t.Errorf("block %d: _msg got a column", bi)
+			}
+			for _, f := range []string{"level", "status", "latency"} {
+				if _, ok := blk.Column(ix.FieldID(f)); !ok {
+					t.Errorf("block %d: no column for %s", bi, f)
+				}
+			}
+		}
+		for r, line := range blocks[bi] {
+			want := map[string]string{}
+			var wt int64
+			wok := false
+			if json {
+				wt, wok, _ = jsonLines([]byte(line), func(n, v string) {
+					if _, ok := blk.Column(ix.FieldID(n)); ok {
+						want[n] = v
+					}
+				})
+				if fmt.Sprint(vals[bi][r]) != fmt.Sprint(want) {
+					t.Fatalf("block %d row %d: columns %v, want %v", bi, r, vals[bi][r], want)
+				}
+			}
+			if blk.Flags&FlagTime != 0 {
+				if !wok || times[bi][r] != wt {
+					t.Fatalf("block %d row %d: time %d, want %d (%v)", bi, r, times[bi][r], wt, wok)
+				}
+				if wt < blk.MinTime || wt > blk.MaxTime {
+					t.Fatalf("block %d: time %d outside [%d, %d]", bi, wt, blk.MinTime, blk.MaxTime)
+				}
+			}
+		}
+		rows += int64(blk.Rows)
+	}
+	if rows != ix.Rows || ix.Rows != int64(len(lines)) {
+		t.Fatalf("rows %d / %d, want %d", rows, ix.Rows, len(lines))
+	}
+	// A block with a line without _time has no time column.
+	if ix.Blocks[0].Flags&FlagTime != 0 {
+		t.Error("block 0 holds a line without _time but has FlagTime")
+	}
+}
+
+func TestOpenRefuses(t *testing.T) {
+	lines := testLines(500, 2)
+	zst, idx, _ := buildIndex(t, lines, 100, -1, 777)
+	size := int64(len(zst))
+	mod := func(f func(b []byte) []byte) []byte { return f(bytes.Clone(idx)) }
+	cases := []struct {
+		name        string
+		data        []byte
+		size, mtime int64
+		want        error
+	}{
+		{"stale size", idx, size + 1, 777, ErrStale},
+		{"stale mtime", idx, size, 778, ErrStale},
+		{"truncated", idx[:len(idx)-1], size, 777, ErrCorrupt},
+		{"truncated header", idx[:10], size, 777, ErrCorrupt},
+		{"empty", nil, size, 777, ErrCorrupt},
+		{"longer", append(bytes.Clone(idx), 0), size, 777, ErrCorrupt},
+		{"magic", mod(func(b []byte) []byte { b[0] = 'X'; return b }), size, 777, ErrCorrupt},
+		{"version", mod(func(b []byte) []byte { b[8] = 9; return b }), size, 777, ErrCorrupt},
+		{"table", mod(func(b []byte) []byte { b[headerSize+3] ^= 1; return b }), size, 777, ErrCorrupt},
+		{"table length", mod(func(b []byte) []byte { b[16] ^= 0x40; return b }), size, 777, ErrCorrupt},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ix, err := Open(writeTemp(t, c.data), c.size, c.mtime)
+			if !errors.Is(err, c.want) {
+				if ix != nil {
+					ix.Close()
+				}
+				t.Fatalf("Open: %v, want %v", err, c.want)
+			}
+		})
+	}
+}
+
+// TestCorruptNeverLies flips bytes all over a sidecar: Open refuses it, or
+// reading its columns fails, or they read exactly as before. A damaged
+// sidecar may cost a fallback, never a wrong answer.
+func TestCorruptNeverLies(t *testing.T) {
+	lines := testLines(400, 3)
+	zst, idx, _ := buildIndex(t, lines, 100, -1, 1)
+	ix, err := Open(writeTemp(t, idx), int64(len(zst)), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, wantT, err := readAll(ix)
+	ix.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(4, 4))
+	refused, failed := 0, 0
+	for i := range 400 {
+		data := bytes.Clone(idx)
+		pos := i
+		if pos >= len(data) {
+			pos = r.IntN(len(data))
+		}
+		data[pos] ^= byte(1 + r.IntN(255))
+		ix, err := Open(writeTemp(t, data), int64(len(zst)), 1)
+		if err != nil {
+			refused++
+			continue
+		}
+		got, gotT, err := readAll(ix)
+		ix.Close()
+		if err != nil {
+			failed++
+			continue
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) || fmt.Sprint(gotT) != fmt.Sprint(wantT) {
+			t.Fatalf("byte %d flipped: columns read differently without an error", pos)
+		}
+	}
+	t.Logf("%d refused by Open, %d failed reading columns, %d read the same", refused, failed, 400-refused-failed)
+}
+
+func BenchmarkBuilder(b *testing.B) {
+	lines := testLines(5000, 5)
+	raw := []byte(strings.Join(lines, "\n") + "\n")
+	b.SetBytes(int64(len(raw)))
+	b.ReportAllocs()
+	for b.Loop() {
+		bl, _ := NewBuilder(jsonLines)
+		bl.Add(raw, 0, 1)
+		bl.Finish(1, 1)
+	}
+}

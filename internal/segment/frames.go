@@ -1,0 +1,227 @@
+package segment
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/spate-io/spate/internal/segindex"
+)
+
+// BlockSize is the most decompressed bytes of whole lines in one zstd frame
+// of a sealed segment (a longer line is a frame of its own). Each frame can
+// be decoded alone, so readers decode blocks in parallel and skip those the
+// sidecar index rules out. 1 MiB frames cost about 1% of the compression
+// ratio of one frame for the whole segment (5.27 against 5.31 on 128 MiB of
+// `spate gen` logs at the fastest level).
+const BlockSize = 1 << 20
+
+// idxExt names a segment's sidecar index: seg-N.ndjson.zst.idx.
+const idxExt = segindex.Ext
+
+// writeFramed writes the lines of src (whole lines, as a sealed segment
+// holds them) to zname as independent zstd frames of at most BlockSize
+// bytes, through zname+".tmp", fsynced and renamed into place, and, when
+// the compressor has an index reader, the sidecar zname+".idx" the same
+// way. It returns the size of the .zst. The caller fsyncs the directory.
+// A failed sidecar is logged, never an error: the segment is complete
+// without it, and the next Open rebuilds it.
+func (c *compressor) writeFramed(src io.Reader, zname string) (int64, error) {
+	tmp := zname + extTmp
+	dst, err := c.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return 0, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			dst.Close()
+			c.root.Remove(tmp)
+		}
+	}()
+	if c.enc == nil {
+		if c.enc, err = zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedFastest)); err != nil {
+			return 0, err
+		}
+	}
+	var b *segindex.Builder
+	if c.index != nil {
+		if b, err = segindex.NewBuilder(c.index); err != nil {
+			return 0, err
+		}
+	}
+	zsize, err := c.frames(src, dst, b)
+	if err != nil {
+		return 0, err
+	}
+	if err := dst.Sync(); err != nil {
+		return 0, fmt.Errorf("cannot sync %s: %w", tmp, err)
+	}
+	fi, err := dst.Stat()
+	if err != nil {
+		return 0, err
+	}
+	if err := dst.Close(); err != nil {
+		return 0, fmt.Errorf("cannot close %s: %w", tmp, err)
+	}
+	ok = true
+	if err := c.root.Rename(tmp, zname); err != nil {
+		c.root.Remove(tmp)
+		return 0, err
+	}
+	if b != nil {
+		if err := writeIndex(c.root, zname, b.Finish(fi.Size(), fi.ModTime().UnixNano())); err != nil {
+			c.log.Warn("cannot write segment index; queries read the segment without it until the next Open rebuilds it",
+				"file", filepath.Join(c.dir, zname), "err", err)
+		}
+	}
+	return zsize, nil
+}
+
+// frames copies src to dst as frames of at most BlockSize bytes of whole
+// lines, indexing each with b (when not nil), and returns the bytes
+// written. It checks c.stop between frames.
+func (c *compressor) frames(src io.Reader, dst io.Writer, b *segindex.Builder) (int64, error) {
+	if cap(c.buf) < 2*BlockSize {
+		c.buf = make([]byte, 0, 2*BlockSize)
+	}
+	buf := c.buf[:0]
+	var off int64
+	eof := false
+	for {
+		select {
+		case <-c.stop:
+			return 0, errAbandoned
+		default:
+		}
+		for !eof && len(buf) < cap(buf) {
+			n, err := src.Read(buf[len(buf):cap(buf)])
+			buf = buf[:len(buf)+n]
+			if errors.Is(err, io.EOF) {
+				eof = true
+			} else if err != nil {
+				return 0, fmt.Errorf("cannot read: %w", err)
+			}
+		}
+		if len(buf) == 0 {
+			break
+		}
+		cut := blockCut(buf, eof)
+		if cut == 0 {
+			// Slow path: a line longer than the buffer.
+			buf = append(buf, make([]byte, cap(buf))...)[:len(buf)]
+			continue
+		}
+		c.zbuf = c.enc.EncodeAll(buf[:cut], c.zbuf[:0])
+		if _, err := dst.Write(c.zbuf); err != nil {
+			return 0, fmt.Errorf("cannot write: %w", err)
+		}
+		if b != nil {
+			b.Add(buf[:cut], off, int64(len(c.zbuf)))
+		}
+		off += int64(len(c.zbuf))
+		buf = buf[:copy(buf, buf[cut:])]
+	}
+	c.buf = buf
+	return off, nil
+}
+
+// blockCut returns how many bytes of buf make the next block: whole lines
+// up to BlockSize bytes, or one longer line; all of buf at eof when it fits.
+// 0 means buf holds no complete block yet (a long line goes on past it).
+func blockCut(buf []byte, eof bool) int {
+	if eof && len(buf) <= BlockSize {
+		return len(buf)
+	}
+	if i := bytes.LastIndexByte(buf[:min(len(buf), BlockSize)], '\n'); i >= 0 {
+		return i + 1
+	}
+	if i := bytes.IndexByte(buf, '\n'); i >= 0 {
+		return i + 1
+	}
+	if eof {
+		return len(buf)
+	}
+	return 0
+}
+
+// writeIndex writes a segment's sidecar through a temp file, fsynced and
+// renamed into place.
+func writeIndex(root *os.Root, zname string, data []byte) error {
+	tmp := zname + idxExt + extTmp
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = root.Rename(tmp, zname+idxExt)
+	}
+	if err != nil {
+		root.Remove(tmp)
+	}
+	return err
+}
+
+// reindex rewrites the compressed segment zname as frames with a fresh
+// sidecar: for segments compressed before frames and sidecars, or whose
+// sidecar is missing, stale or corrupt. The lines are unchanged; readers
+// that opened the old file keep reading it.
+func (c *compressor) reindex(zname string) error {
+	src, err := c.root.Open(zname)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // removed since (retention, a tenant dropped)
+		}
+		return err
+	}
+	defer src.Close()
+	fi, err := src.Stat()
+	if err != nil {
+		return err
+	}
+	d, err := zstd.NewReader(io.NewSectionReader(src, 0, fi.Size()), zstd.WithDecoderConcurrency(1))
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	zsize, err := c.writeFramed(d, zname)
+	if err != nil {
+		return err
+	}
+	if err := syncDir(c.root, filepath.Dir(zname)); err != nil {
+		return err
+	}
+	c.c.segmentBytes.Add(zsize - fi.Size())
+	return nil
+}
+
+// checkIndex reports whether the sidecar of the compressed segment zname
+// exists and matches it.
+func checkIndex(root *os.Root, zname string) error {
+	fi, err := root.Stat(zname)
+	if err != nil {
+		return err
+	}
+	f, err := root.Open(zname + idxExt)
+	if err != nil {
+		return err
+	}
+	ix, err := segindex.Open(f, fi.Size(), fi.ModTime().UnixNano())
+	if err != nil {
+		return err
+	}
+	return ix.Close()
+}
