@@ -50,17 +50,25 @@ type Builder struct {
 
 	// Per block scratch.
 	cols  []colAcc // by field id
+	pos   []int    // field id by position in the line before
 	times []int64
 	buf   []byte
 }
 
 // colAcc accumulates one field's values in the current block.
 type colAcc struct {
-	dict   map[string]uint32
-	values []string
-	ids    []uint32 // by row; 0: absent
-	n      int      // rows with the field
-	bytes  int      // their values' total length
+	dict    map[string]uint32
+	values  []string
+	ids     []uint32 // by row; 0: absent
+	n       int      // rows with the field
+	bytes   int      // their values' total length
+	lastRow int      // 1 + the last row that had the field
+	skip    bool     // no column in this block: values are not collected
+	// plain: a plain column (see decide); plainBuf holds its first
+	// plainRows rows.
+	plain     bool
+	plainBuf  []byte
+	plainRows int
 }
 
 // NewBuilder returns a Builder reading lines with read.
@@ -79,27 +87,48 @@ func (b *Builder) Add(raw []byte, zoff, zlen int64) {
 	for i := range b.cols {
 		c := &b.cols[i]
 		clear(c.dict)
-		c.values, c.ids, c.n, c.bytes = c.values[:0], c.ids[:0], 0, 0
+		c.values, c.ids, c.n, c.bytes, c.lastRow = c.values[:0], c.ids[:0], 0, 0, 0
+		c.skip, c.plain, c.plainBuf, c.plainRows = notHot[b.fields[i]], false, c.plainBuf[:0], 0
 	}
 	b.times = b.times[:0]
-	row := 0
+	row, k := 0, 0 // row in the block, field in the row
 	emit := func(name, value string) {
-		id, ok := b.byName[name]
-		if !ok {
-			name = strings.Clone(name)
-			id = len(b.fields)
-			b.fields = append(b.fields, name)
-			b.byName[name] = id
+		// Fast path: the field at this position in the line before had
+		// the same name.
+		var id int
+		if k < len(b.pos) && b.fields[b.pos[k]] == name {
+			id = b.pos[k]
+		} else {
+			id = b.fieldID(name)
+			for len(b.pos) <= k {
+				b.pos = append(b.pos, 0)
+			}
+			b.pos[k] = id
 		}
-		for id >= len(b.cols) {
-			b.cols = append(b.cols, colAcc{dict: map[string]uint32{}})
-		}
+		k++
 		c := &b.cols[id]
+		if c.lastRow == row+1 {
+			return // a repeated name: the row has the first
+		}
+		c.lastRow = row + 1
+		c.n++
+		if c.skip {
+			return
+		}
+		c.bytes += len(value)
+		if c.plain {
+			// Fast path for mostly distinct values: no dictionary.
+			for c.plainRows < row {
+				c.plainBuf = append(c.plainBuf, 0)
+				c.plainRows++
+			}
+			c.plainBuf = binary.AppendUvarint(c.plainBuf, uint64(len(value))+1)
+			c.plainBuf = append(c.plainBuf, value...)
+			c.plainRows++
+			return
+		}
 		for len(c.ids) < row {
 			c.ids = append(c.ids, 0)
-		}
-		if len(c.ids) > row {
-			return // a repeated name: the row has the first
 		}
 		v, ok := c.dict[value]
 		if !ok {
@@ -109,8 +138,6 @@ func (b *Builder) Add(raw []byte, zoff, zlen int64) {
 			c.dict[value] = v
 		}
 		c.ids = append(c.ids, v)
-		c.n++
-		c.bytes += len(value)
 	}
 	for data := raw; len(data) > 0; {
 		i := bytes.IndexByte(data, '\n')
@@ -123,6 +150,7 @@ func (b *Builder) Add(raw []byte, zoff, zlen int64) {
 		if len(line) == 0 || (len(line) == 1 && line[0] == '\r') {
 			continue // not a log: queries skip it too
 		}
+		k = 0
 		t, timeOK, ok := b.read(line, emit)
 		if !ok {
 			blk.Flags &^= FlagColumns
@@ -139,22 +167,34 @@ func (b *Builder) Add(raw []byte, zoff, zlen int64) {
 		}
 		b.times = append(b.times, t)
 		row++
+		if row == decideRows {
+			b.decide()
+		}
 	}
 	blk.Rows = row
+	b.decide()
 	for id := range b.cols {
 		c := &b.cols[id]
 		if c.n == 0 {
 			continue
 		}
-		for len(c.ids) < row {
-			c.ids = append(c.ids, 0)
-		}
 		blk.Present = append(blk.Present, id)
-		if blk.Flags&FlagColumns == 0 || notHot[b.fields[id]] || c.bytes > maxHotAvg*c.n ||
-			(c.bytes > maxIDAvg*c.n && 2*len(c.values) > c.n) {
+		if blk.Flags&FlagColumns == 0 || c.skip {
 			continue
 		}
-		ref := b.addColumn(b.appendStringColumn(b.buf[:0], c))
+		var col []byte
+		if c.plain {
+			col = append(append(b.buf[:0], kindPlain), c.plainBuf...)
+			for r := c.plainRows; r < row; r++ {
+				col = append(col, 0)
+			}
+		} else {
+			for len(c.ids) < row {
+				c.ids = append(c.ids, 0)
+			}
+			col = b.appendStringColumn(append(b.buf[:0], kindDict), c)
+		}
+		ref := b.addColumn(col)
 		ref.Field = id
 		blk.Columns = append(blk.Columns, ref)
 	}
@@ -170,6 +210,57 @@ func (b *Builder) Add(raw []byte, zoff, zlen int64) {
 	b.blocks = append(b.blocks, blk)
 	b.rows += int64(row)
 	b.raw += int64(len(raw))
+}
+
+// decideRows: after this many rows of a block, fields that are not hot in
+// them stop being collected for the block (their values would be thrown
+// away at its end: ids, messages).
+const decideRows = 256
+
+// decide marks the fields that get no column in the current block (long
+// values, or mostly distinct ids: see maxHotAvg, maxIDAvg), and those whose
+// values are mostly distinct, which get a plain column: a dictionary would
+// cost a map entry per row and save nothing.
+func (b *Builder) decide() {
+	for i := range b.cols {
+		c := &b.cols[i]
+		if c.n == 0 || c.skip || c.plain {
+			continue
+		}
+		distinct := 2*len(c.values) > c.n
+		if c.bytes > maxHotAvg*c.n || (c.bytes > maxIDAvg*c.n && distinct) {
+			c.skip = true
+			continue
+		}
+		if distinct && c.n >= decideRows/2 {
+			c.plain = true
+			for r := range c.ids {
+				if id := c.ids[r]; id == 0 {
+					c.plainBuf = append(c.plainBuf, 0)
+				} else {
+					v := c.values[id-1]
+					c.plainBuf = binary.AppendUvarint(c.plainBuf, uint64(len(v))+1)
+					c.plainBuf = append(c.plainBuf, v...)
+				}
+			}
+			c.plainRows = len(c.ids)
+			clear(c.dict)
+			c.values, c.ids = c.values[:0], c.ids[:0]
+		}
+	}
+}
+
+// fieldID returns the id of the named field, adding it.
+func (b *Builder) fieldID(name string) int {
+	id, ok := b.byName[name]
+	if !ok {
+		name = strings.Clone(name)
+		id = len(b.fields)
+		b.fields = append(b.fields, name)
+		b.byName[name] = id
+		b.cols = append(b.cols, colAcc{dict: map[string]uint32{}, skip: notHot[name]})
+	}
+	return id
 }
 
 // addColumn compresses raw into the data area.

@@ -30,12 +30,14 @@
 // id, offset and length in the data area, decompressed length), the _time
 // column first when the block has one.
 //
-// A column is one zstd frame. A string column is a dictionary of the
-// block's distinct values in first-seen order (count, then each as length
-// and bytes) and one id per row, 1 (count < 255), 2 or 4 bytes wide; id 0
-// is a row without the field, id i > 0 the dictionary's (i-1)th value. The
-// _time column is each row's Unix ns as a zigzag varint delta from the row
-// before (the first from 0).
+// A column is one zstd frame. A string column starts with its kind. 'd': a
+// dictionary of the block's distinct values in first-seen order (count,
+// then each as length and bytes) and one id per row, 1 (count < 255), 2 or
+// 4 bytes wide; id 0 is a row without the field, id i > 0 the dictionary's
+// (i-1)th value. 'p' (plain, for fields whose values are mostly distinct):
+// per row, 0 for a row without the field, else 1 + the value's length and
+// the value (lengths as uvarints). The _time column is each row's Unix ns
+// as a zigzag varint delta from the row before (the first from 0).
 package segindex
 
 import (
@@ -366,15 +368,28 @@ func (ix *Index) ReadColumn(c ColumnRef, dst []byte) ([]byte, error) {
 	return dst, nil
 }
 
+// Kinds of string column (the first byte of one).
+const (
+	kindDict  = 'd'
+	kindPlain = 'p'
+)
+
 // StringColumn is a decoded string column of one block. Values alias the
 // buffer it was decoded from: they are valid until that buffer is reused.
 type StringColumn struct {
-	Dict  []string // distinct values; id i > 0 is Dict[i-1]
+	// Dict holds a dictionary column's distinct values (id i > 0 is
+	// Dict[i-1]); nil for a plain column.
+	Dict  []string
 	ids   []byte
 	width int
+	// A plain column's values and presence, by row.
+	plain  bool
+	vals   []string
+	absent []bool
 }
 
-// ID returns row's value id: 0 when the row has no such field.
+// ID returns row's value id in a dictionary column: 0 when the row has no
+// such field. It must not be called on a plain column.
 func (c *StringColumn) ID(row int) uint32 {
 	switch c.width {
 	case 1:
@@ -385,8 +400,14 @@ func (c *StringColumn) ID(row int) uint32 {
 	return binary.LittleEndian.Uint32(c.ids[4*row:])
 }
 
+// IsDict reports whether c is a dictionary column (see ID).
+func (c *StringColumn) IsDict() bool { return !c.plain }
+
 // Value returns row's value and whether the row has the field.
 func (c *StringColumn) Value(row int) (string, bool) {
+	if c.plain {
+		return c.vals[row], !c.absent[row]
+	}
 	id := c.ID(row)
 	if id == 0 {
 		return "", false
@@ -395,14 +416,45 @@ func (c *StringColumn) Value(row int) (string, bool) {
 }
 
 // ParseString decodes a decompressed string column of rows rows into c,
-// reusing c's dictionary slice. c's values alias raw.
+// reusing c's slices. c's values alias raw.
 func ParseString(raw []byte, rows int, c *StringColumn) error {
+	if len(raw) == 0 {
+		return fmt.Errorf("empty column: %w", ErrCorrupt)
+	}
+	kind := raw[0]
+	raw = raw[1:]
+	c.Dict, c.vals, c.absent = c.Dict[:0], c.vals[:0], c.absent[:0]
+	switch kind {
+	case kindPlain:
+		c.plain = true
+		for range rows {
+			l, k := binary.Uvarint(raw)
+			if k <= 0 || l > uint64(len(raw)-k)+1 {
+				return fmt.Errorf("bad plain value: %w", ErrCorrupt)
+			}
+			raw = raw[k:]
+			if l == 0 {
+				c.vals, c.absent = append(c.vals, ""), append(c.absent, true)
+				continue
+			}
+			v := raw[:l-1]
+			c.vals, c.absent = append(c.vals, unsafe.String(unsafe.SliceData(v), len(v))), append(c.absent, false)
+			raw = raw[l-1:]
+		}
+		if len(raw) != 0 {
+			return fmt.Errorf("plain column has %d bytes past its rows: %w", len(raw), ErrCorrupt)
+		}
+		return nil
+	case kindDict:
+		c.plain = false
+	default:
+		return fmt.Errorf("unknown column kind %q: %w", kind, ErrCorrupt)
+	}
 	n, k := binary.Uvarint(raw)
 	if k <= 0 || n > uint64(len(raw)) {
 		return fmt.Errorf("bad dictionary size: %w", ErrCorrupt)
 	}
 	raw = raw[k:]
-	c.Dict = c.Dict[:0]
 	for range n {
 		l, k := binary.Uvarint(raw)
 		if k <= 0 || l > uint64(len(raw)-k) {
