@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -112,80 +113,150 @@ func (p *plan) columnFields() (fields []string, ok bool) {
 
 func isTimeBucket(b ByField) bool { return b.Name == "_time" && b.BucketNs > 0 }
 
-// colSegment is an input read from its hot columns.
-type colSegment struct {
+// idxSegment is an input with a sidecar index, read block by block: from
+// its hot columns, or from its lines (each frame decoded alone).
+type idxSegment struct {
 	input int
 	name  string
 	ix    *segindex.Index
-	ids   []int // field id of each column field (-1: no row has it)
+	cols  bool     // rows come from columns
+	ids   []int    // with cols: the field id of each column field (-1: no row has it)
+	f     *os.File // without cols: the .zst, checked against the sidecar
 }
 
-// colJob is one block of a colSegment.
-type colJob struct {
-	seg   *colSegment
+// segJob is one block of an idxSegment.
+type segJob struct {
+	seg   *idxSegment
 	block int
+	// skip: a block the sidecar rules out, handed on as skipped bytes so
+	// that rows in file order still cover the input (ordered queries).
+	skip bool
 }
 
-// columnInputs splits inputs into those read from hot columns and the
-// rest (with their original indexes). An input is read from columns when
-// the query allows it, it has a sidecar, and every block the query cannot
-// skip by time has a column (or no row) for every field it reads. used
-// is false when the query cannot read columns at all (rest is inputs).
-func (e *executor) columnInputs(inputs []string) (jobs []colJob, rest []string, restIdx []int, used bool) {
-	fields, ok := e.p.columnFields()
-	if !ok || e.p.opts.Index == nil {
-		return nil, inputs, nil, false
+// segJobs are the blocks a run reads through sidecars, in input order.
+type segJobs struct {
+	jobs   []segJob
+	fields []string // the column fields, for segments read from columns
+	segs   []*idxSegment
+}
+
+func (j *segJobs) close() {
+	for _, s := range j.segs {
+		if s.f != nil {
+			s.f.Close()
+		}
+	}
+}
+
+// indexJobs splits inputs into blocks read through sidecar indexes and the
+// rest (with their original indexes). A segment with a sidecar is read from
+// its hot columns when the query allows it and every block it does not
+// skip has them (see columnFields), else from its lines block by block;
+// either way its blocks outside the query's time range are skipped. Rows
+// in file order (an ordered query) need the indexed segments to come
+// before the others, so only the leading ones are. indexed is false when
+// no input is read through its sidecar (rest is inputs).
+func (e *executor) indexJobs(inputs []string) (jobs *segJobs, rest []string, restIdx []int, indexed bool) {
+	jobs = &segJobs{}
+	if e.p.opts.Index == nil {
+		return jobs, inputs, nil, false
 	}
 	pr, err := NewPruner(e.p.q)
 	if err != nil {
-		return nil, inputs, nil, false
+		return jobs, inputs, nil, false
 	}
+	fields, colsOK := e.p.columnFields()
+	jobs.fields = fields
+	ordered := e.order != nil && !e.p.opts.Unordered
+	leading := true
 	for i, name := range inputs {
-		seg := e.columnSegment(i, name, fields)
+		var seg *idxSegment
+		if leading {
+			seg = e.indexSegment(i, name, fields, colsOK)
+		}
 		if seg == nil {
+			leading = !ordered
 			rest = append(rest, name)
 			restIdx = append(restIdx, i)
 			continue
 		}
+		indexed = true
+		jobs.segs = append(jobs.segs, seg)
 		for b := range seg.ix.Blocks {
 			blk := &seg.ix.Blocks[b]
 			if blk.Flags&segindex.FlagTime != 0 && pr.SkipTimes(blk.MinTime, blk.MaxTime) {
 				e.colSkipped.Add(1)
 				e.colSkippedRows.Add(int64(blk.Rows))
+				if ordered {
+					jobs.jobs = append(jobs.jobs, segJob{seg: seg, block: b, skip: true})
+				}
 				continue
 			}
-			jobs = append(jobs, colJob{seg: seg, block: b})
+			jobs.jobs = append(jobs.jobs, segJob{seg: seg, block: b})
+		}
+		if ordered {
+			if err := e.order.done(i, seg.ix.RawSize); err != nil && !errors.Is(err, errStop) {
+				e.order.fail(err)
+			}
 		}
 	}
-	return jobs, rest, restIdx, true
+	return jobs, rest, restIdx, indexed
 }
 
-// columnSegment returns input i as a colSegment, or nil when it must be
-// read from its lines.
-func (e *executor) columnSegment(i int, name string, fields []string) *colSegment {
+// indexSegment returns input i as an idxSegment, or nil when it has no
+// usable sidecar (or its .zst no longer matches it).
+func (e *executor) indexSegment(i int, name string, fields []string, colsOK bool) *idxSegment {
 	ix := e.p.opts.Index(name)
 	if ix == nil {
 		return nil
 	}
-	seg := &colSegment{input: i, name: name, ix: ix}
-	for _, f := range fields {
-		seg.ids = append(seg.ids, ix.FieldID(f))
+	seg := &idxSegment{input: i, name: name, ix: ix}
+	if colsOK && columnsCover(ix, fields, e.p.needTime) {
+		seg.cols = true
+		for _, f := range fields {
+			seg.ids = append(seg.ids, ix.FieldID(f))
+		}
+		return seg
+	}
+	if e.open == nil {
+		return nil
+	}
+	f, limit, err := e.open(name)
+	if err != nil {
+		return nil
+	}
+	fi, err := f.Stat()
+	if err != nil || fi.Size() != ix.ZstSize || fi.ModTime().UnixNano() != ix.ZstMtime || (limit >= 0 && limit != ix.RawSize) {
+		// Rewritten since the sidecar was opened: read it as a file.
+		f.Close()
+		return nil
+	}
+	seg.f = f
+	return seg
+}
+
+// columnsCover reports whether every block of ix has a column (or no
+// row) for each of fields, and a _time column when needTime.
+func columnsCover(ix *segindex.Index, fields []string, needTime bool) bool {
+	ids := make([]int, len(fields))
+	for i, f := range fields {
+		ids[i] = ix.FieldID(f)
 	}
 	for b := range ix.Blocks {
 		blk := &ix.Blocks[b]
-		if blk.Flags&segindex.FlagColumns == 0 || (e.p.needTime && blk.Flags&segindex.FlagTime == 0) {
-			return nil
+		if blk.Flags&segindex.FlagColumns == 0 || (needTime && blk.Flags&segindex.FlagTime == 0) {
+			return false
 		}
-		for _, id := range seg.ids {
+		for _, id := range ids {
 			if id < 0 || !blk.Has(id) {
 				continue
 			}
 			if _, ok := blk.Column(id); !ok {
-				return nil
+				return false
 			}
 		}
 	}
-	return seg
+	return true
 }
 
 // colWorker is what one worker needs to read blocks from columns.
@@ -208,10 +279,11 @@ var colDecoders = sync.Pool{New: func() any {
 	return d
 }}
 
-// scanColumns runs jobs on the workers, in parallel: each block's rows are
-// made from its columns and go through the filter and pipes as a scan's
-// rows would.
-func (e *executor) scanColumns(ctx context.Context, jobs []colJob, fields []string) error {
+// scanJobs runs jobs on the workers, in parallel, in order as far as the
+// workers take them: each block's rows are made from its columns, or its
+// frame is decoded and scanned as a chunk, and go through the filter and
+// pipes as a scan's rows would.
+func (e *executor) scanJobs(ctx context.Context, jobs *segJobs) error {
 	var next atomic.Int64
 	errs := make([]error, len(e.workers))
 	var wg sync.WaitGroup
@@ -221,21 +293,32 @@ func (e *executor) scanColumns(ctx context.Context, jobs []colJob, fields []stri
 			defer wg.Done()
 			cw := &colWorker{
 				dec:  colDecoders.Get().(*zstd.Decoder),
-				raw:  make([][]byte, len(fields)),
-				cols: make([]segindex.StringColumn, len(fields)),
-				has:  make([]bool, len(fields)),
+				raw:  make([][]byte, len(jobs.fields)),
+				cols: make([]segindex.StringColumn, len(jobs.fields)),
+				has:  make([]bool, len(jobs.fields)),
 			}
 			defer colDecoders.Put(cw.dec)
 			for !e.stopped.Load() && ctx.Err() == nil {
 				j := int(next.Add(1) - 1)
-				if j >= len(jobs) {
+				if j >= len(jobs.jobs) {
 					return
 				}
-				if err := e.columnBlock(e.workers[wid], cw, jobs[j], fields); err != nil {
-					if err == errStop {
-						e.stopped.Store(true)
-						return
-					}
+				job := jobs.jobs[j]
+				var err error
+				switch {
+				case job.skip:
+					blk := &job.seg.ix.Blocks[job.block]
+					err = e.chunk(wid, &fileread.Chunk{Input: job.seg.input, Name: job.seg.name, Seq: int64(job.block), Offset: blk.RawOff, Skip: blk.RawLen})
+				case job.seg.cols:
+					err = e.columnBlock(e.workers[wid], cw, job, jobs.fields)
+				default:
+					err = e.lineBlock(wid, cw, job)
+				}
+				if errors.Is(err, fileread.Stop) || errors.Is(err, errStop) {
+					e.stopped.Store(true)
+					return
+				}
+				if err != nil {
 					errs[wid] = err
 					e.stopped.Store(true)
 					return
@@ -255,8 +338,41 @@ func (e *executor) scanColumns(ctx context.Context, jobs []colJob, fields []stri
 	return nil
 }
 
+// lineBlock decodes the frame of block j alone and hands its lines to
+// worker wid as a chunk.
+func (e *executor) lineBlock(wid int, cw *colWorker, j segJob) error {
+	blk := &j.seg.ix.Blocks[j.block]
+	raw, err := readFrame(j.seg.f, blk, cw)
+	if err != nil {
+		return fmt.Errorf("%s: block %d: %w (the segment or its sidecar is damaged: `spate index --force` rebuilds the sidecar, `--no-index` reads without it)", j.seg.name, j.block, err)
+	}
+	e.blockLines.Add(1)
+	e.blockBytes.Add(blk.RawLen)
+	return e.chunk(wid, &fileread.Chunk{Input: j.seg.input, Name: j.seg.name, Seq: int64(j.block), Offset: blk.RawOff, Data: raw})
+}
+
+// readFrame reads and decodes the frame of blk from f into cw.lines.
+func readFrame(f *os.File, blk *segindex.Block, cw *colWorker) ([]byte, error) {
+	if int64(cap(cw.zbuf)) < blk.ZLen {
+		cw.zbuf = make([]byte, blk.ZLen)
+	}
+	cw.zbuf = cw.zbuf[:blk.ZLen]
+	if _, err := f.ReadAt(cw.zbuf, blk.ZOff); err != nil {
+		return nil, fmt.Errorf("cannot read frame: %w", err)
+	}
+	raw, err := cw.dec.DecodeAll(cw.zbuf, cw.lines[:0])
+	cw.lines = raw
+	if err != nil {
+		return nil, fmt.Errorf("cannot decode frame: %w", err)
+	}
+	if int64(len(raw)) != blk.RawLen {
+		return nil, fmt.Errorf("frame holds %d bytes, the index says %d", len(raw), blk.RawLen)
+	}
+	return raw, nil
+}
+
 // columnBlock reads one block from its columns on worker w.
-func (e *executor) columnBlock(w *workerState, cw *colWorker, j colJob, fields []string) error {
+func (e *executor) columnBlock(w *workerState, cw *colWorker, j segJob, fields []string) error {
 	ix := j.seg.ix
 	blk := &ix.Blocks[j.block]
 	if e.acc != nil {
@@ -286,7 +402,7 @@ func (e *executor) columnBlock(w *workerState, cw *colWorker, j colJob, fields [
 			err = segindex.ParseString(cw.raw[i], blk.Rows, &cw.cols[i])
 		}
 		if err != nil {
-			return e.blockLines(w, cw, j, fmt.Errorf("column %s: %w", fields[i], err))
+			return e.columnFallback(w, cw, j, fmt.Errorf("column %s: %w", fields[i], err))
 		}
 		cw.has[i] = true
 	}
@@ -296,7 +412,7 @@ func (e *executor) columnBlock(w *workerState, cw *colWorker, j colJob, fields [
 			cw.times, err = segindex.ParseTime(cw.tbuf, blk.Rows, cw.times)
 		}
 		if err != nil {
-			return e.blockLines(w, cw, j, fmt.Errorf("_time column: %w", err))
+			return e.columnFallback(w, cw, j, fmt.Errorf("_time column: %w", err))
 		}
 	}
 	e.colBlocks.Add(1)
@@ -345,11 +461,11 @@ func (e *executor) readColumn(cw *colWorker, ix *segindex.Index, ref segindex.Co
 	return out, nil
 }
 
-// blockLines reads block j from the segment's lines, after its columns
+// columnFallback reads block j from the segment's lines, after its columns
 // failed with cause (a damaged sidecar): the frame is decoded and scanned
 // as any chunk. The answer is the same; the sidecar is rebuilt at the
 // store's next Open. It fails when the frame cannot be read either.
-func (e *executor) blockLines(w *workerState, cw *colWorker, j colJob, cause error) error {
+func (e *executor) columnFallback(w *workerState, cw *colWorker, j segJob, cause error) error {
 	blk := &j.seg.ix.Blocks[j.block]
 	fail := func(err error) error {
 		return fmt.Errorf("%s: block %d: %w; and cannot read the block's lines: %w", j.seg.name, j.block, cause, err)
@@ -362,20 +478,9 @@ func (e *executor) blockLines(w *workerState, cw *colWorker, j colJob, cause err
 		return fail(err)
 	}
 	defer f.Close()
-	if int64(cap(cw.zbuf)) < blk.ZLen {
-		cw.zbuf = make([]byte, blk.ZLen)
-	}
-	cw.zbuf = cw.zbuf[:blk.ZLen]
-	if _, err := f.ReadAt(cw.zbuf, blk.ZOff); err != nil {
-		return fail(err)
-	}
-	raw, err := cw.dec.DecodeAll(cw.zbuf, cw.lines[:0])
-	cw.lines = raw
+	raw, err := readFrame(f, blk, cw)
 	if err != nil {
 		return fail(err)
-	}
-	if int64(len(raw)) != blk.RawLen {
-		return fail(fmt.Errorf("frame holds %d bytes, the index says %d", len(raw), blk.RawLen))
 	}
 	e.colFallbacks.Add(1)
 	return e.scanAll(w, &fileread.Chunk{Input: j.seg.input, Name: j.seg.name, Offset: blk.RawOff, Data: raw})

@@ -67,8 +67,10 @@ type Stats struct {
 	// could not be read, so their lines were.
 	ColumnBlocks, SkippedBlocks, ColumnFallbacks int64
 	// ColumnBytes is what was read from sidecars; ColumnLineBytes the size
-	// of the lines the ColumnBlocks hold (not read).
-	ColumnBytes, ColumnLineBytes int64
+	// of the lines the ColumnBlocks hold (not read). LineBlocks counts
+	// blocks of indexed segments read from their lines (decoded alone, in
+	// parallel, the others skipped).
+	ColumnBytes, ColumnLineBytes, LineBlocks int64
 }
 
 // errStop is returned by a processor that needs no more rows (a limit was
@@ -100,28 +102,31 @@ func Run(ctx context.Context, q *Query, inputs []string, cfg fileread.Config, op
 		cfg.ParallelInputs = 1
 	}
 	stopSnapshots := e.startSnapshots(ctx)
-	jobs, rest, restIdx, cols := e.columnInputs(inputs)
+	// Segments with a sidecar index are read block by block (indexed.go),
+	// before the other inputs: in file order, they come first.
+	jobs, rest, restIdx, indexed := e.indexJobs(inputs)
+	defer jobs.close()
+	if len(jobs.jobs) > 0 {
+		err = e.scanJobs(ctx, jobs)
+	}
 	var rst fileread.Stats
-	if !cols || len(rest) > 0 {
+	if err == nil && (!indexed || len(rest) > 0) {
 		onChunk := e.chunk
-		if cols {
-			// Chunks name their input by its index in rest.
+		if indexed {
+			// fileread names inputs by their index in rest.
 			onChunk = func(wid int, c *fileread.Chunk) error {
 				c.Input = restIdx[c.Input]
 				return e.chunk(wid, c)
 			}
+			cfg.InputDone = func(input int, size int64) { e.inputDone(restIdx[input], size) }
 		}
 		rst, err = fileread.Scan(ctx, rest, cfg, onChunk)
-	}
-	if err == nil && len(jobs) > 0 {
-		fields, _ := p.columnFields()
-		err = e.scanColumns(ctx, jobs, fields)
 	}
 	if serr := stopSnapshots(); err == nil {
 		err = serr
 	}
 	st := e.stats()
-	st.Bytes = rst.Bytes
+	st.Bytes = rst.Bytes + e.blockBytes.Load()
 	st.Strategies = rst.Strategies
 	st.LongLines = rst.LongLines
 	st.LongLineSamples = rst.LongLineSamples
@@ -133,7 +138,7 @@ func Run(ctx context.Context, q *Query, inputs []string, cfg fileread.Config, op
 	st.Approximate = e.approx()
 	st.Spilled = p.spilled.Load()
 	st.ColumnBlocks, st.SkippedBlocks, st.ColumnFallbacks = e.colBlocks.Load(), e.colSkipped.Load(), e.colFallbacks.Load()
-	st.ColumnBytes, st.ColumnLineBytes = e.colBytes.Load(), e.colLineBytes.Load()
+	st.ColumnBytes, st.ColumnLineBytes, st.LineBlocks = e.colBytes.Load(), e.colLineBytes.Load(), e.blockLines.Load()
 	st.Lines += e.colSkippedRows.Load()
 	st.Duration = time.Since(start)
 	return st, err
@@ -160,7 +165,7 @@ type executor struct {
 	// for blocks whose columns fail; the counters are Stats'.
 	open                                                func(string) (*os.File, int64, error)
 	colBlocks, colSkipped, colSkippedRows, colFallbacks atomic.Int64
-	colBytes, colLineBytes                              atomic.Int64
+	colBytes, colLineBytes, blockBytes, blockLines      atomic.Int64
 }
 
 // workerState is what one worker owns: nothing in it is shared.

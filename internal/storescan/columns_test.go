@@ -137,7 +137,7 @@ func TestColumnsMatchLines(t *testing.T) {
 		`* | stats by (level) rate() | sort by (level)`,
 	}
 	now := time.Date(2026, 1, 3, 0, 0, 0, 0, time.UTC)
-	run := func(qs string, index bool) ([]string, query.Stats) {
+	runAs := func(qs string, index, ordered bool) ([]string, query.Stats) {
 		t.Helper()
 		q, err := query.Parse(qs, now)
 		if err != nil {
@@ -155,7 +155,7 @@ func TestColumnsMatchLines(t *testing.T) {
 		if err := in.Add(dir, func(name string, _ int64) { names = append(names, name) }); err != nil {
 			t.Fatal(err)
 		}
-		opts := query.Options{StoreFields: true, Unordered: true}
+		opts := query.Options{StoreFields: true, Unordered: !ordered}
 		if index {
 			opts.Index = in.Index
 		}
@@ -166,6 +166,7 @@ func TestColumnsMatchLines(t *testing.T) {
 		}
 		return sink.rows, qst
 	}
+	run := func(qs string, index bool) ([]string, query.Stats) { return runAs(qs, index, false) }
 	check := func(damaged bool) {
 		for _, qs := range queries {
 			want, _ := run(qs, false)
@@ -185,6 +186,37 @@ func TestColumnsMatchLines(t *testing.T) {
 		}
 	}
 	check(false)
+
+	// Queries that read lines: blocks decoded alone, in parallel, those
+	// out of the time range skipped; rows in file order when ordered.
+	for _, qs := range []string{
+		`level:error | limit 20`,
+		`service:odd`,
+		`"lock wait" | fields _time, service, _msg | limit 30`,
+		`_time:[2026-01-02T00:01:00Z, 2026-01-02T00:01:10Z) | fields _time, level`,
+		`* | sort by (_time) desc | limit 5`,
+		`* | stats by (service) count() | sort by (service)`,
+		`_msg:upstream | stats count()`,
+		`* | uniq by (level)`,
+	} {
+		for _, ordered := range []bool{true, false} {
+			want, _ := runAs(qs, false, ordered)
+			got, qst := runAs(qs, true, ordered)
+			if ordered || strings.Contains(qs, "sort") || strings.Contains(qs, "stats") || strings.Contains(qs, "uniq") {
+				if !sameRows(got, want) {
+					t.Errorf("%s (ordered %v):\nthrough sidecars %q\nwithout          %q", qs, ordered, got, want)
+				}
+			} else if len(got) != len(want) {
+				t.Errorf("%s (unordered): %d rows through sidecars, %d without", qs, len(got), len(want))
+			}
+			if qst.LineBlocks+qst.ColumnBlocks == 0 {
+				t.Errorf("%s (ordered %v): no block read through sidecars", qs, ordered)
+			}
+			if len(want) == 0 {
+				t.Errorf("%s: no rows", qs)
+			}
+		}
+	}
 	if _, qst := run(`_time:[2026-01-02T00:01:00Z, 2026-01-02T00:02:00Z) | stats count()`, true); qst.SkippedBlocks == 0 {
 		t.Errorf("a one-minute range skipped no block")
 	}
