@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -64,8 +65,7 @@ var columnStatsFuncs = map[string]bool{
 // reading lines (those the columns were built with). ok is false otherwise.
 func (p *plan) columnFields() (fields []string, ok bool) {
 	o := &p.opts
-	if o.MsgField != "" || o.TimeField != "" || o.TimeFormat != (timeparse.Layout{}) || o.Every > 0 ||
-		slices.ContainsFunc(o.InputFormats, func(f InputFormat) bool { return f.Kind != FormatJSON }) {
+	if !p.defaultReading() || o.Every > 0 {
 		return nil, false
 	}
 	st, isStats := p.barrier.(*PipeStats)
@@ -113,6 +113,16 @@ func (p *plan) columnFields() (fields []string, ok bool) {
 
 func isTimeBucket(b ByField) bool { return b.Name == "_time" && b.BucketNs > 0 }
 
+// defaultReading reports whether the query reads lines as sidecars were
+// built (NewIndexLines): JSON, _msg and _time from their usual fields, time
+// values detected. Only then do a sidecar's columns, time ranges and
+// blooms describe the rows the query sees.
+func (p *plan) defaultReading() bool {
+	o := &p.opts
+	return o.MsgField == "" && o.TimeField == "" && o.TimeFormat == (timeparse.Layout{}) &&
+		!slices.ContainsFunc(o.InputFormats, func(f InputFormat) bool { return f.Kind != FormatJSON })
+}
+
 // idxSegment is an input with a sidecar index, read block by block: from
 // its hot columns, or from its lines (each frame decoded alone).
 type idxSegment struct {
@@ -158,13 +168,15 @@ func (j *segJobs) close() {
 // no input is read through its sidecar (rest is inputs).
 func (e *executor) indexJobs(inputs []string) (jobs *segJobs, rest []string, restIdx []int, indexed bool) {
 	jobs = &segJobs{}
-	if e.p.opts.Index == nil {
+	if e.p.opts.Index == nil || !e.p.defaultReading() {
 		return jobs, inputs, nil, false
 	}
 	pr, err := NewPruner(e.p.q)
 	if err != nil {
 		return jobs, inputs, nil, false
 	}
+	reqs := requiredTokens(e.p.filter)
+	var bloom []byte
 	fields, colsOK := e.p.columnFields()
 	jobs.fields = fields
 	ordered := e.order != nil && !e.p.opts.Unordered
@@ -184,8 +196,15 @@ func (e *executor) indexJobs(inputs []string) (jobs *segJobs, rest []string, res
 		jobs.segs = append(jobs.segs, seg)
 		for b := range seg.ix.Blocks {
 			blk := &seg.ix.Blocks[b]
-			if blk.Flags&segindex.FlagTime != 0 && pr.SkipTimes(blk.MinTime, blk.MaxTime) {
+			skip := blk.Flags&segindex.FlagTime != 0 && pr.SkipTimes(blk.MinTime, blk.MaxTime)
+			if skip {
 				e.colSkipped.Add(1)
+			} else if len(reqs) > 0 {
+				if skip, bloom = tokensAbsent(seg.ix, blk, reqs, bloom); skip {
+					e.tokSkipped.Add(1)
+				}
+			}
+			if skip {
 				e.colSkippedRows.Add(int64(blk.Rows))
 				if ordered {
 					jobs.jobs = append(jobs.jobs, segJob{seg: seg, block: b, skip: true})
@@ -484,4 +503,116 @@ func (e *executor) columnFallback(w *workerState, cw *colWorker, j segJob, cause
 	}
 	e.colFallbacks.Add(1)
 	return e.scanAll(w, &fileread.Chunk{Input: j.seg.input, Name: j.seg.name, Offset: blk.RawOff, Data: raw})
+}
+
+// tokenReq says a row can match only if its field holds, as tokens, every
+// hash of one of alts.
+type tokenReq struct {
+	field string
+	alts  [][]uint64
+}
+
+// requiredTokens returns what the filter's top-level conjuncts need of
+// tokens (words, phrases, exact values, case-sensitive), for token blooms
+// (segindex.HasBloom) to rule blocks out.
+func requiredTokens(f Filter) []tokenReq {
+	top := []Filter{f}
+	if a, ok := f.(*FilterAnd); ok {
+		top = a.Filters
+	}
+	var reqs []tokenReq
+	for _, f := range top {
+		var field string
+		var alts [][]uint64
+		all := func(ss ...string) {
+			var hs []uint64
+			for _, s := range ss {
+				hs = segindex.AppendTokenHashes(hs, s)
+			}
+			alts = [][]uint64{hs}
+		}
+		switch f := f.(type) {
+		case *FilterPhrase:
+			if !f.CaseInsensitive {
+				field = f.Field
+				all(f.Phrase)
+			}
+		case *FilterPrefix:
+			if !f.CaseInsensitive {
+				field = f.Field
+				alts = [][]uint64{wholeTokens(f.Prefix)}
+			}
+		case *FilterExact:
+			field = f.Field
+			if f.Prefix {
+				alts = [][]uint64{wholeTokens(f.Value)}
+			} else {
+				all(f.Value)
+			}
+		case *FilterContainsAll:
+			field = f.Field
+			all(f.Phrases...)
+		case *FilterSeq:
+			field = f.Field
+			all(f.Phrases...)
+		case *FilterContainsAny:
+			field = f.Field
+			for _, p := range f.Phrases {
+				alts = append(alts, segindex.AppendTokenHashes(nil, p))
+			}
+		case *FilterIn:
+			field = f.Field
+			for _, v := range f.Values {
+				alts = append(alts, segindex.AppendTokenHashes(nil, v))
+			}
+		}
+		if field == "" || strings.HasSuffix(field, "*") || !segindex.HasBloom(field) || len(alts) == 0 ||
+			slices.ContainsFunc(alts, func(hs []uint64) bool { return len(hs) == 0 }) {
+			continue // a value without tokens could match
+		}
+		reqs = append(reqs, tokenReq{field: field, alts: alts})
+	}
+	return reqs
+}
+
+// wholeTokens returns the hashes of the tokens of a prefix that are whole
+// in any value it starts: all but a last one that the value may go on.
+func wholeTokens(prefix string) []uint64 {
+	hs := segindex.AppendTokenHashes(nil, prefix)
+	if r, _ := utf8.DecodeLastRuneInString(prefix); len(hs) > 0 && segindex.IsTokenRune(r) {
+		hs = hs[:len(hs)-1]
+	}
+	return hs
+}
+
+// tokensAbsent reports whether the blooms of blk rule out every row for
+// one of reqs: the field is absent from the block, has no tokens, or its
+// bloom lacks a token of every alternative. A bloom that cannot be read
+// rules nothing out. buf is reused for blooms and returned.
+func tokensAbsent(ix *segindex.Index, blk *segindex.Block, reqs []tokenReq, buf []byte) (bool, []byte) {
+	for _, rq := range reqs {
+		id := ix.FieldID(rq.field)
+		if id < 0 || !blk.Has(id) {
+			return true, buf
+		}
+		ref, ok := blk.Bloom(id)
+		if !ok {
+			return true, buf
+		}
+		var err error
+		if buf, err = ix.ReadBloom(ref, buf); err != nil {
+			continue
+		}
+		if !slices.ContainsFunc(rq.alts, func(hs []uint64) bool {
+			for _, h := range hs {
+				if !segindex.BloomHas(buf, h) {
+					return false
+				}
+			}
+			return true
+		}) {
+			return true, buf
+		}
+	}
+	return false, buf
 }

@@ -53,6 +53,7 @@ type Builder struct {
 	pos   []int    // field id by position in the line before
 	times []int64
 	buf   []byte
+	hs    []uint64 // token hashes
 }
 
 // colAcc accumulates one field's values in the current block.
@@ -69,6 +70,29 @@ type colAcc struct {
 	plain     bool
 	plainBuf  []byte
 	plainRows int
+	// bloom: the field gets a token bloom (HasBloom); toks collects the
+	// block's token hashes: of each value as it comes for plain and
+	// skipped fields, of the dictionary at the end for the others.
+	bloom bool
+	toks  tokenSet
+}
+
+// addTokens adds the tokens of v to c's token set.
+func (c *colAcc) addTokens(v string, b *Builder) {
+	b.hs = AppendTokenHashes(b.hs[:0], v)
+	for _, h := range b.hs {
+		c.toks.add(h)
+	}
+}
+
+// dictTokens adds the tokens of c's dictionary values.
+func (c *colAcc) dictTokens(b *Builder) {
+	if !c.bloom {
+		return
+	}
+	for _, v := range c.values {
+		c.addTokens(v, b)
+	}
 }
 
 // NewBuilder returns a Builder reading lines with read.
@@ -89,6 +113,7 @@ func (b *Builder) Add(raw []byte, zoff, zlen int64) {
 		clear(c.dict)
 		c.values, c.ids, c.n, c.bytes, c.lastRow = c.values[:0], c.ids[:0], 0, 0, 0
 		c.skip, c.plain, c.plainBuf, c.plainRows = notHot[b.fields[i]], false, c.plainBuf[:0], 0
+		c.toks.reset()
 	}
 	b.times = b.times[:0]
 	row, k := 0, 0 // row in the block, field in the row
@@ -112,6 +137,9 @@ func (b *Builder) Add(raw []byte, zoff, zlen int64) {
 		}
 		c.lastRow = row + 1
 		c.n++
+		if c.bloom && (c.skip || c.plain) {
+			c.addTokens(value, b)
+		}
 		if c.skip {
 			return
 		}
@@ -179,6 +207,18 @@ func (b *Builder) Add(raw []byte, zoff, zlen int64) {
 			continue
 		}
 		blk.Present = append(blk.Present, id)
+		if c.bloom {
+			if !c.skip && !c.plain {
+				c.dictTokens(b)
+			}
+			if c.toks.n > 0 {
+				b.hs = c.toks.appendTo(b.hs[:0])
+				off := len(b.data)
+				b.data = appendBloom(b.data, b.hs)
+				sum := xxhash.Sum64(b.data[off:])
+				blk.Blooms = append(blk.Blooms, ColumnRef{Field: id, Off: int64(off), Len: int64(len(b.data) - off), RawLen: int64(sum)})
+			}
+		}
 		if blk.Flags&FlagColumns == 0 || c.skip {
 			continue
 		}
@@ -229,10 +269,12 @@ func (b *Builder) decide() {
 		}
 		distinct := 2*len(c.values) > c.n
 		if c.bytes > maxHotAvg*c.n || (c.bytes > maxIDAvg*c.n && distinct) {
+			c.dictTokens(b)
 			c.skip = true
 			continue
 		}
 		if distinct && c.n >= decideRows/2 {
+			c.dictTokens(b)
 			c.plain = true
 			for r := range c.ids {
 				if id := c.ids[r]; id == 0 {
@@ -258,7 +300,7 @@ func (b *Builder) fieldID(name string) int {
 		id = len(b.fields)
 		b.fields = append(b.fields, name)
 		b.byName[name] = id
-		b.cols = append(b.cols, colAcc{dict: map[string]uint32{}, skip: notHot[name]})
+		b.cols = append(b.cols, colAcc{dict: map[string]uint32{}, skip: notHot[name], bloom: HasBloom(name)})
 	}
 	return id
 }
@@ -338,6 +380,10 @@ func (b *Builder) Finish(zstSize, zstMtime int64) []byte {
 		}
 		if blk.Flags&FlagTime != 0 {
 			t = appendRef(t, blk.Time)
+		}
+		t = binary.AppendUvarint(t, uint64(len(blk.Blooms)))
+		for _, c := range blk.Blooms {
+			t = appendRef(t, c)
 		}
 	}
 	out := make([]byte, headerSize, headerSize+len(t)+len(b.data))

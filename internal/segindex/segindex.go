@@ -26,9 +26,9 @@
 // its decompressed size, row count and the data area's length; the field
 // names of the segment; then per block: the frame's offset and length in
 // the .zst, its decompressed offset and length, rows, flags, the _time
-// range, the field ids present in some row, and the block's columns (field
-// id, offset and length in the data area, decompressed length), the _time
-// column first when the block has one.
+// range, the field ids present in some row, the block's columns (field id,
+// offset and length in the data area, decompressed length), its _time
+// column when it has one, and its token blooms (same form, length 0).
 //
 // A column is one zstd frame. A string column starts with its kind. 'd': a
 // dictionary of the block's distinct values in first-seen order (count,
@@ -37,7 +37,8 @@
 // (i-1)th value. 'p' (plain, for fields whose values are mostly distinct):
 // per row, 0 for a row without the field, else 1 + the value's length and
 // the value (lengths as uvarints). The _time column is each row's Unix ns
-// as a zigzag varint delta from the row before (the first from 0).
+// as a zigzag varint delta from the row before (the first from 0). A token
+// bloom (bloom.go) is stored as is, 64-bit words, not compressed.
 package segindex
 
 import (
@@ -101,6 +102,21 @@ type Block struct {
 	// the _time column (with FlagTime).
 	Columns []ColumnRef
 	Time    ColumnRef
+	// Blooms are the token blooms of the block's fields (see HasBloom),
+	// by field id ascending, read with Index.ReadBloom; their RawLen is
+	// the xxhash64 of their bytes (they are stored as is).
+	Blooms []ColumnRef
+}
+
+// Bloom returns b's token bloom of field id; ok is false when the block
+// has none (the field is absent, has no tokens, or gets no bloom).
+func (b *Block) Bloom(id int) (ColumnRef, bool) {
+	for _, c := range b.Blooms {
+		if c.Field == id {
+			return c, true
+		}
+	}
+	return ColumnRef{}, false
 }
 
 // ColumnRef locates one column frame in the data area.
@@ -312,6 +328,9 @@ func (ix *Index) parseTable(table []byte) error {
 		b.Columns = make([]ColumnRef, nc)
 		for j := range b.Columns {
 			b.Columns[j] = r.column()
+			if b.Columns[j].RawLen < 0 || b.Columns[j].RawLen > 1<<30 {
+				return fmt.Errorf("block %d: column of %d bytes", i, b.Columns[j].RawLen)
+			}
 			if b.Columns[j].Field >= nf || !b.Has(b.Columns[j].Field) {
 				return fmt.Errorf("block %d: column of an absent field %d", i, b.Columns[j].Field)
 			}
@@ -319,8 +338,21 @@ func (ix *Index) parseTable(table []byte) error {
 		if b.Flags&FlagTime != 0 {
 			b.Time = r.column()
 		}
+		nbl := r.count(4)
+		b.Blooms = make([]ColumnRef, nbl)
+		for j := range b.Blooms {
+			b.Blooms[j] = r.column()
+			if b.Blooms[j].Field >= nf || !b.Has(b.Blooms[j].Field) {
+				return fmt.Errorf("block %d: bloom of an absent field %d", i, b.Blooms[j].Field)
+			}
+		}
 		if r.err != nil {
 			break
+		}
+		for _, c := range b.Blooms {
+			if err := ix.checkRef(c); err != nil {
+				return fmt.Errorf("block %d: %w", i, err)
+			}
 		}
 		if err := ix.checkRef(b.Time); err != nil {
 			return fmt.Errorf("block %d: %w", i, err)
@@ -349,10 +381,24 @@ func (r *tableReader) column() ColumnRef {
 }
 
 func (ix *Index) checkRef(c ColumnRef) error {
-	if c.Off < 0 || c.Len < 0 || c.Off+c.Len > ix.dataLen || c.RawLen < 0 || c.RawLen > 1<<30 {
+	if c.Off < 0 || c.Len < 0 || c.Off+c.Len > ix.dataLen {
 		return fmt.Errorf("column at %d+%d past the data area (%d bytes)", c.Off, c.Len, ix.dataLen)
 	}
 	return nil
+}
+
+// ReadBloom reads the token bloom c into dst[:0] (grown as needed) and
+// returns it, checked against its checksum: a damaged bloom is an error,
+// never a wrong answer. Safe for concurrent use.
+func (ix *Index) ReadBloom(c ColumnRef, dst []byte) ([]byte, error) {
+	dst, err := ix.ReadColumn(c, dst)
+	if err != nil {
+		return dst, err
+	}
+	if xxhash.Sum64(dst) != uint64(c.RawLen) {
+		return dst, fmt.Errorf("bloom checksum mismatch: %w", ErrCorrupt)
+	}
+	return dst, nil
 }
 
 // ReadColumn reads the frame of c into dst[:0] (grown as needed) and

@@ -162,6 +162,13 @@ func readAll(ix *Index) ([][]map[string]string, [][]int64, error) {
 			}
 		}
 		times = append(times, ts)
+		for _, c := range blk.Blooms {
+			b, err := ix.ReadBloom(c, nil)
+			if err != nil {
+				return nil, nil, err
+			}
+			rows[0]["bloom:"+ix.Fields[c.Field]] = fmt.Sprintf("%x", b)
+		}
 	}
 	return vals, times, nil
 }
@@ -220,6 +227,11 @@ func TestRoundTrip(t *testing.T) {
 						want[n] = v
 					}
 				})
+				for k := range vals[bi][r] {
+					if strings.HasPrefix(k, "bloom:") {
+						delete(vals[bi][r], k)
+					}
+				}
 				if fmt.Sprint(vals[bi][r]) != fmt.Sprint(want) {
 					t.Fatalf("block %d row %d: columns %v, want %v", bi, r, vals[bi][r], want)
 				}
@@ -241,6 +253,72 @@ func TestRoundTrip(t *testing.T) {
 	// A block with a line without _time has no time column.
 	if ix.Blocks[0].Flags&FlagTime != 0 {
 		t.Error("block 0 holds a line without _time but has FlagTime")
+	}
+}
+
+// TestBlooms: every token of every value of a block is in its field's
+// bloom (no false negatives), few others are, and fields without tokens,
+// absent fields and _time have none.
+func TestBlooms(t *testing.T) {
+	lines := append(testLines(2000, 9), `{"_time":"2026-11-26T00:00:00Z","empty":"","dash":"-","uni":"été, 東京 x_y"}`)
+	zst, idx, blocks := buildIndex(t, lines, 500, -1, 5)
+	ix, err := Open(writeTemp(t, idx), int64(len(zst)), 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	hits, probes := 0, 0
+	for bi, blk := range ix.Blocks {
+		blooms := map[string][]byte{}
+		for _, c := range blk.Blooms {
+			b, err := ix.ReadBloom(c, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			blooms[ix.Fields[c.Field]] = b
+		}
+		if _, ok := blooms["_time"]; ok {
+			t.Errorf("block %d: _time has a bloom", bi)
+		}
+		for _, line := range blocks[bi] {
+			jsonLines([]byte(line), func(name, value string) {
+				if !HasBloom(name) {
+					return
+				}
+				hs := AppendTokenHashes(nil, value)
+				b, ok := blooms[name]
+				if len(hs) > 0 && !ok {
+					t.Fatalf("block %d: no bloom for %s (value %q)", bi, name, value)
+				}
+				for _, h := range hs {
+					if !BloomHas(b, h) {
+						t.Fatalf("block %d: %s's bloom misses a token of %q", bi, name, value)
+					}
+				}
+			})
+		}
+		for i := range 1000 {
+			probes++
+			if BloomHas(blooms["trace"], TokenHash(fmt.Sprintf("absent%dtoken", i))) {
+				hits++
+			}
+		}
+	}
+	if hits > probes/20 {
+		t.Errorf("%d of %d absent tokens found in blooms", hits, probes)
+	}
+	last := ix.Blocks[len(ix.Blocks)-1]
+	for _, f := range []string{"empty", "dash"} {
+		if id := ix.FieldID(f); id < 0 || !last.Has(id) {
+			t.Errorf("%s not present", f)
+		} else if _, ok := last.Bloom(id); ok {
+			t.Errorf("%s, without tokens, has a bloom", f)
+		}
+	}
+	got := AppendTokenHashes(nil, "été, 東京 x_y")
+	want := []uint64{TokenHash("été"), TokenHash("東京"), TokenHash("x_y")}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("tokens of a unicode value: %v, want %v", got, want)
 	}
 }
 
@@ -296,10 +374,11 @@ func TestCorruptNeverLies(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(4, 4))
 	refused, failed := 0, 0
-	for i := range 400 {
+	const flips = 1000
+	for i := range flips {
 		data := bytes.Clone(idx)
-		pos := i
-		if pos >= len(data) {
+		pos := i // the header and table first, then anywhere
+		if i >= 200 || pos >= len(data) {
 			pos = r.IntN(len(data))
 		}
 		data[pos] ^= byte(1 + r.IntN(255))
@@ -318,7 +397,7 @@ func TestCorruptNeverLies(t *testing.T) {
 			t.Fatalf("byte %d flipped: columns read differently without an error", pos)
 		}
 	}
-	t.Logf("%d refused by Open, %d failed reading columns, %d read the same", refused, failed, 400-refused-failed)
+	t.Logf("%d refused by Open, %d failed reading columns or blooms, %d read the same", refused, failed, flips-refused-failed)
 }
 
 func BenchmarkBuilder(b *testing.B) {

@@ -3,6 +3,7 @@ package storescan
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -174,7 +175,7 @@ func TestColumnsMatchLines(t *testing.T) {
 			if !sameRows(got, want) {
 				t.Errorf("%s (damaged %v):\nfrom columns %q\nfrom lines   %q", qs, damaged, got, want)
 			}
-			if !damaged && !strings.Contains(qs, "{service") && !strings.Contains(qs, "min(_time)") && qst.ColumnBlocks == 0 {
+			if !damaged && !strings.Contains(qs, "{service") && !strings.Contains(qs, "min(_time)") && qst.ColumnBlocks+qst.TokenSkippedBlocks == 0 {
 				t.Errorf("%s: no block read from columns", qs)
 			}
 			if damaged && qst.ColumnBytes > 0 && qst.ColumnFallbacks == 0 {
@@ -188,7 +189,39 @@ func TestColumnsMatchLines(t *testing.T) {
 	check(false)
 
 	// Queries that read lines: blocks decoded alone, in parallel, those
-	// out of the time range skipped; rows in file order when ordered.
+	// out of the time range or without the tokens they need skipped; rows
+	// in file order when ordered.
+	var first struct {
+		Trace string `json:"trace_id"`
+		Path  string `json:"path"`
+	}
+	if err := json.Unmarshal(buf.Bytes()[:bytes.IndexByte(buf.Bytes(), '\n')], &first); err != nil || first.Trace == "" {
+		t.Fatalf("no trace_id in the first line: %v", err)
+	}
+	needles := []string{
+		`trace_id:=` + first.Trace,
+		`trace_id:` + first.Trace[:10] + `*`,
+		`path:="` + first.Path + `" | stats count()`,
+		`"` + first.Trace + `" OR level:error | stats count()`,
+		`trace_id:in(` + first.Trace + `, nosuchtrace)`,
+		`contains_all(upstream, timeout) | stats count()`,
+		`service:é`,
+	}
+	for _, qs := range needles {
+		for _, ordered := range []bool{true, false} {
+			want, _ := runAs(qs, false, ordered)
+			got, qst := runAs(qs, true, ordered)
+			if !sameRows(got, want) || len(want) == 0 {
+				t.Errorf("%s (ordered %v):\nthrough sidecars %q\nwithout          %q", qs, ordered, got, want)
+			}
+			// (A prefix of one token has no whole token; OR and common
+			// words rule nothing out.)
+			prunes := !strings.Contains(qs, " OR ") && !strings.Contains(qs, "*") && !strings.Contains(qs, "upstream")
+			if prunes && qst.TokenSkippedBlocks == 0 {
+				t.Errorf("%s: no block skipped by token blooms", qs)
+			}
+		}
+	}
 	for _, qs := range []string{
 		`level:error | limit 20`,
 		`service:odd`,
