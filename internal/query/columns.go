@@ -179,6 +179,9 @@ func (e *executor) indexJobs(inputs []string) (jobs *segJobs, rest []string, res
 	var bloom []byte
 	fields, colsOK := e.p.columnFields()
 	jobs.fields = fields
+	if colsOK {
+		e.fast = e.p.fastPaths(fields)
+	}
 	ordered := e.order != nil && !e.p.opts.Unordered
 	leading := true
 	for i, name := range inputs {
@@ -288,6 +291,11 @@ type colWorker struct {
 	tbuf  []byte
 	times []int64
 	lines []byte // a block's lines, when its columns fail (blockLines)
+	// Fast paths: which dictionary ids the filter matches; histogram's
+	// counts and the radix of each by-field.
+	match  []bool
+	counts []int64
+	radix  []int
 }
 
 var colDecoders = sync.Pool{New: func() any {
@@ -323,6 +331,7 @@ func (e *executor) scanJobs(ctx context.Context, jobs *segJobs) error {
 					return
 				}
 				job := jobs.jobs[j]
+				began := time.Now()
 				var err error
 				switch {
 				case job.skip:
@@ -341,6 +350,9 @@ func (e *executor) scanJobs(ctx context.Context, jobs *segJobs) error {
 					errs[wid] = err
 					e.stopped.Store(true)
 					return
+				}
+				if e.pace != nil {
+					e.pace(ctx, time.Since(began))
 				}
 			}
 		}()
@@ -437,7 +449,44 @@ func (e *executor) columnBlock(w *workerState, cw *colWorker, j segJob, fields [
 	e.colBlocks.Add(1)
 	e.colLineBytes.Add(blk.RawLen)
 	row := &w.row
+	fast := &e.fast
+	// Fast path: a filter that reads one field, a dictionary column, is
+	// evaluated once per value (match, by id); a field no row of the block
+	// has, once for the block.
+	var match []bool
+	fi := fast.filterField
+	allMatch := fast.filterAll
+	if fi >= 0 {
+		switch {
+		case !cw.has[fi]:
+			row.Fields, row.HasTime = row.Fields[:0], false
+			if !w.filter.match(row) {
+				w.lines += int64(blk.Rows)
+				return nil
+			}
+			fi, allMatch = -1, true
+		case cw.cols[fi].IsDict():
+			c := &cw.cols[fi]
+			match = append(cw.match[:0], false)
+			row.Fields, row.HasTime = row.Fields[:0], false
+			match[0] = w.filter.match(row)
+			for _, v := range c.Dict {
+				row.Fields = append(row.Fields[:0], Field{Name: fields[fi], Value: v})
+				match = append(match, w.filter.match(row))
+			}
+			cw.match = match
+		}
+	}
+	if fast.hist != nil && (allMatch || match != nil) {
+		if done, err := e.histogram(w, cw, blk, fields, match, fi); done || err != nil {
+			return err
+		}
+	}
 	for r := range blk.Rows {
+		if match != nil && !match[cw.cols[fi].ID(r)] {
+			w.lines++
+			continue
+		}
 		row.Fields = row.Fields[:0]
 		for i, name := range fields {
 			if cw.has[i] {
@@ -451,7 +500,7 @@ func (e *executor) columnBlock(w *workerState, cw *colWorker, j segJob, fields [
 			row.Time = cw.times[r]
 		}
 		w.lines++
-		if !w.filter.match(row) {
+		if match == nil && !allMatch && !w.filter.match(row) {
 			continue
 		}
 		w.matched++
@@ -461,6 +510,129 @@ func (e *executor) columnBlock(w *workerState, cw *colWorker, j segJob, fields [
 		}
 	}
 	return nil
+}
+
+// colFast is what the fast paths of columnBlock need of a run, worked
+// out once (see fastPaths).
+type colFast struct {
+	// filterAll: the filter matches every row (and there are no pipes
+	// before stats). filterField: the index (in the column fields) of the
+	// one field the filter reads, or -1.
+	filterAll   bool
+	filterField int
+	// hist: the column-field indexes of the stats pipe's by-fields when
+	// it only counts rows (count() and nothing else, no pipes before it,
+	// no buckets): a block's rows are then counted per combination of
+	// dictionary ids. nil otherwise.
+	hist []int
+}
+
+// fastPaths works out colFast for the column fields.
+func (p *plan) fastPaths(fields []string) colFast {
+	f := colFast{filterField: -1}
+	if len(p.pre) > 0 {
+		return f
+	}
+	f.filterAll = isFilterAll(p.filter)
+	var need fieldSet
+	var needTime bool
+	filterNeeds(p.filter, &need, &needTime)
+	if !needTime && !need.all && len(need.prefixes) == 0 && len(need.names) == 1 {
+		f.filterField = slices.Index(fields, need.names[0])
+	}
+	st, ok := p.barrier.(*PipeStats)
+	if !ok {
+		return f
+	}
+	for _, fn := range st.Funcs {
+		if fn.Name != "count" || fn.If != nil || !(len(fn.Fields) == 0 || (len(fn.Fields) == 1 && fn.Fields[0] == "*")) {
+			return f
+		}
+	}
+	hist := []int{}
+	for _, b := range st.By {
+		i := slices.Index(fields, b.Name)
+		if b.Bucket != "" || i < 0 {
+			return f
+		}
+		hist = append(hist, i)
+	}
+	f.hist = hist
+	return f
+}
+
+// maxHistogram caps the combinations of dictionary ids histogram counts
+// in one array.
+const maxHistogram = 1 << 16
+
+// histogram counts a block's matching rows (all, or those whose id
+// matches, by match, in column fi) per combination of the by-fields'
+// dictionary ids, and adds each combination's count to the worker's stats
+// group, without making rows. It reports false, doing nothing, when a
+// by-field is a plain column or the combinations are too many.
+func (e *executor) histogram(w *workerState, cw *colWorker, blk *segindex.Block, fields []string, match []bool, fi int) (bool, error) {
+	sp, ok := w.barrier.(*statsProc)
+	if !ok || w.head != processor(sp) {
+		return false, nil
+	}
+	hist := e.fast.hist
+	size := 1
+	cw.radix = cw.radix[:0]
+	for _, h := range hist {
+		n := 1
+		if cw.has[h] {
+			if !cw.cols[h].IsDict() {
+				return false, nil
+			}
+			n = len(cw.cols[h].Dict) + 1
+		}
+		cw.radix = append(cw.radix, n)
+		size *= n
+		if size > maxHistogram {
+			return false, nil
+		}
+	}
+	counts := cw.counts[:0]
+	for range size {
+		counts = append(counts, 0)
+	}
+	cw.counts = counts
+	var matched int64
+	for r := range blk.Rows {
+		if match != nil && !match[cw.cols[fi].ID(r)] {
+			continue
+		}
+		key := 0
+		for k, h := range hist {
+			key *= cw.radix[k]
+			if cw.has[h] {
+				key += int(cw.cols[h].ID(r))
+			}
+		}
+		counts[key]++
+		matched++
+	}
+	row := &w.row
+	for key, n := range counts {
+		if n == 0 {
+			continue
+		}
+		row.Fields, row.HasTime = row.Fields[:0], false
+		rest := key
+		for k := len(hist) - 1; k >= 0; k-- {
+			id := rest % cw.radix[k]
+			rest /= cw.radix[k]
+			if id > 0 {
+				row.Fields = append(row.Fields, Field{Name: fields[hist[k]], Value: cw.cols[hist[k]].Dict[id-1]})
+			}
+		}
+		if err := sp.addGroupCount(row, n); err != nil {
+			return true, err
+		}
+	}
+	w.lines += int64(blk.Rows)
+	w.matched += matched
+	return true, nil
 }
 
 // readColumn reads and decompresses one column frame into dst.

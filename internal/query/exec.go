@@ -166,9 +166,11 @@ type executor struct {
 	// Reading from hot columns (columns.go): open is fileread.Config.Open,
 	// for blocks whose columns fail; the counters are Stats'.
 	open                                                func(string) (*os.File, int64, error)
+	pace                                                func(context.Context, time.Duration) // fileread.Config.Pace, for blocks read through sidecars
 	colBlocks, colSkipped, colSkippedRows, colFallbacks atomic.Int64
 	colBytes, colLineBytes, blockBytes, blockLines      atomic.Int64
 	tokSkipped                                          atomic.Int64
+	fast                                                colFast // set before the workers start
 }
 
 // workerState is what one worker owns: nothing in it is shared.
@@ -211,7 +213,7 @@ type mergeable interface {
 }
 
 func newExecutor(p *plan, cfg fileread.Config, sink Sink) (*executor, error) {
-	e := &executor{p: p, open: cfg.Open}
+	e := &executor{p: p, open: cfg.Open, pace: cfg.Pace}
 	var term processor = &sinkProc{sink: sink, raw: p.rawRows}
 	post, err := buildChain(p, p.post, term)
 	if err != nil {

@@ -2,6 +2,7 @@ package query
 
 import (
 	"encoding/binary"
+	"fmt"
 	"hash/maphash"
 	"math"
 	"slices"
@@ -335,6 +336,20 @@ func newStatsProc(p *plan, st *PipeStats, next processor) (processor, error) {
 
 // addCount adds n rows with no fields: the count-only fast path.
 func (s *statsProc) addCount(n int64) { s.count += n }
+
+// addGroupCount adds n rows like r to r's group, for a stats pipe whose
+// functions are all count() (see colFast.hist): as n pushes of r, in one.
+func (s *statsProc) addGroupCount(r *Row, n int64) error {
+	g := s.group(r)
+	for _, c := range s.cols {
+		cc, ok := c.(*countColumn)
+		if !ok || cc.empty || cc.sumLen || len(cc.fields) > 0 && !(len(cc.fields) == 1 && cc.fields[0] == "*") {
+			return fmt.Errorf("BUG: addGroupCount on %T", c)
+		}
+		cc.n[g] += n
+	}
+	return s.maybeSpill()
+}
 
 func (s *statsProc) push(r *Row) error {
 	g := s.group(r)

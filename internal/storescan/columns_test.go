@@ -135,6 +135,10 @@ func TestColumnsMatchLines(t *testing.T) {
 		`http.code:404 | stats count()`,
 		`{service="odd"} | stats count()`,
 		`* | stats by (region) uniq_values(retry) | sort by (region)`,
+		`* | stats by (region, retry) count() | sort by (region, retry)`,
+		`status:404 | stats by (method, service) count() n | sort by (method, service)`,
+		`status:404 | stats by (method, user_id) count() n | sort by (n desc, method, user_id) | limit 20`,
+		`nosuchfield:"" | stats by (level) count() | sort by (level)`,
 		`* | stats by (level) rate() | sort by (level)`,
 	}
 	now := time.Date(2026, 1, 3, 0, 0, 0, 0, time.UTC)
