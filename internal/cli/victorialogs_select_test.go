@@ -24,6 +24,8 @@ import (
 	"time"
 
 	"github.com/spate-io/spate/internal/conformance"
+	"github.com/spate-io/spate/internal/segindex"
+	"github.com/spate-io/spate/internal/segment"
 )
 
 // knownSelectDiffs lists the requests of TestVictoriaLogsSelectOracle that
@@ -364,7 +366,8 @@ func TestVictoriaLogsSelectOracle(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := &selectOracle{vl: startVictoriaLogs(t, vlBin)}
-	srv := startServe(t, t.TempDir())
+	spDir := t.TempDir()
+	srv := startServe(t, spDir)
 	t.Cleanup(func() { srv.stop(t, syscall.SIGTERM) })
 	o.sp = srv.url
 
@@ -380,296 +383,317 @@ func TestVictoriaLogsSelectOracle(t *testing.T) {
 	post := func(path string, kv ...string) selectReq { return selectReq{http.MethodPost, path, argsOf(kv...), nil} }
 	tenant34 := func(r selectReq) selectReq { r.hdr = []string{"AccountID", "3", "ProjectID", "4"}; return r }
 
-	t.Run("query", func(t *testing.T) {
-		for _, c := range cases {
-			r := post("/select/logsql/query", "query", c.Query)
-			if c.Error != nil {
-				vl, sp := o.check(t, "query/"+c.ID, r, nil)
-				if vl.code != http.StatusBadRequest || sp.code != http.StatusBadRequest {
-					t.Errorf("query/%s: %s: want 400 from both, spate %d, VictoriaLogs %d", c.ID, r, sp.code, vl.code)
+	// Every comparison runs twice: on the segments as written (plain,
+	// read line by line), then after a restart has sealed, compressed and
+	// indexed them all, so that queries read hot columns, skip blocks by
+	// time and token blooms, and decode frames in parallel (package
+	// segindex): both must give VictoriaLogs' answers.
+	checks := func(t *testing.T) {
+		t.Run("query", func(t *testing.T) {
+			for _, c := range cases {
+				r := post("/select/logsql/query", "query", c.Query)
+				if c.Error != nil {
+					vl, sp := o.check(t, "query/"+c.ID, r, nil)
+					if vl.code != http.StatusBadRequest || sp.code != http.StatusBadRequest {
+						t.Errorf("query/%s: %s: want 400 from both, spate %d, VictoriaLogs %d", c.ID, r, sp.code, vl.code)
+					}
+					continue
 				}
-				continue
+				o.check(t, "query/"+c.ID, r, sameRows(c.Ordered, c.Approx))
 			}
-			o.check(t, "query/"+c.ID, r, sameRows(c.Ordered, c.Approx))
-		}
-		// limit=N keeps the N newest rows when the query keeps _time.
-		for _, kv := range [][]string{
-			{"query", "error | fields _time, _msg, service", "limit", "5"},
-			{"query", "error | fields _time, _msg, service", "limit", "5", "offset", "3"},
-			{"query", "level:warn", "limit", "7"},
-			{"query", "generated", "limit", "4", "offset", "290"},
-			{"query", "* | stats count() n", "start", "2026-01-01T00:10:00Z", "end", "2026-01-01T00:20:00Z"},
-			{"query", "* | stats count() n", "start", "2026-01-02"},
-			{"query", "* | stats count() n", "end", "2026-01-02"},
-			{"query", "* | stats count() n", "start", "2026-01-03", "end", "2026-01-04T01:00:00Z"},
-			{"query", "* | stats count() n", "start", "1767225600", "end", "1767226200"},
-			{"query", "* | stats count() n", "start", "1767225600.5", "end", "1767226200123"},
-			{"query", "_time:[2026-01-01T00:00:00Z, 2026-01-01T00:05:00Z) | stats count() n", "start", "2026-01-01T00:03:00Z"},
-			{"query", "level:error | fields _time, service", "start", "2026-01-01T00:00:00Z", "end", "2026-01-01T00:01:00Z"},
-		} {
-			r := get("/select/logsql/query", kv...)
-			o.check(t, "query/"+r.args.Encode(), r, sameRows(false, nil))
-		}
-		// The row of the corpus with latency_ms "1.5e2", summed without and
-		// with a by clause.
-		for name, q := range map[string]string{
-			"query/sum-exponent":    `level:info latency_ms:~"e" | stats sum(latency_ms) s`,
-			"query/by-sum-exponent": `level:info latency_ms:~"e" | stats by (level) sum(latency_ms) s`,
-		} {
-			o.check(t, name, post("/select/logsql/query", "query", q), sameRows(false, nil))
-		}
-		// Without _time the rows limit keeps are any: count them only.
-		r := get("/select/logsql/query", "query", "level:error | stats by (service) count() n", "limit", "3")
-		o.check(t, "query/limit-stats", r, func(vl, sp []byte) error {
-			if w, g := bytes.Count(vl, []byte("\n")), bytes.Count(sp, []byte("\n")); w != g || w != 3 {
-				return fmt.Errorf("%d rows, VictoriaLogs %d, want 3", g, w)
+			// limit=N keeps the N newest rows when the query keeps _time.
+			for _, kv := range [][]string{
+				{"query", "error | fields _time, _msg, service", "limit", "5"},
+				{"query", "error | fields _time, _msg, service", "limit", "5", "offset", "3"},
+				{"query", "level:warn", "limit", "7"},
+				{"query", "generated", "limit", "4", "offset", "290"},
+				{"query", "* | stats count() n", "start", "2026-01-01T00:10:00Z", "end", "2026-01-01T00:20:00Z"},
+				{"query", "* | stats count() n", "start", "2026-01-02"},
+				{"query", "* | stats count() n", "end", "2026-01-02"},
+				{"query", "* | stats count() n", "start", "2026-01-03", "end", "2026-01-04T01:00:00Z"},
+				{"query", "* | stats count() n", "start", "1767225600", "end", "1767226200"},
+				{"query", "* | stats count() n", "start", "1767225600.5", "end", "1767226200123"},
+				{"query", "_time:[2026-01-01T00:00:00Z, 2026-01-01T00:05:00Z) | stats count() n", "start", "2026-01-01T00:03:00Z"},
+				{"query", "level:error | fields _time, service", "start", "2026-01-01T00:00:00Z", "end", "2026-01-01T00:01:00Z"},
+			} {
+				r := get("/select/logsql/query", kv...)
+				o.check(t, "query/"+r.args.Encode(), r, sameRows(false, nil))
 			}
-			return nil
+			// The row of the corpus with latency_ms "1.5e2", summed without and
+			// with a by clause.
+			for name, q := range map[string]string{
+				"query/sum-exponent":    `level:info latency_ms:~"e" | stats sum(latency_ms) s`,
+				"query/by-sum-exponent": `level:info latency_ms:~"e" | stats by (level) sum(latency_ms) s`,
+			} {
+				o.check(t, name, post("/select/logsql/query", "query", q), sameRows(false, nil))
+			}
+			// Without _time the rows limit keeps are any: count them only.
+			r := get("/select/logsql/query", "query", "level:error | stats by (service) count() n", "limit", "3")
+			o.check(t, "query/limit-stats", r, func(vl, sp []byte) error {
+				if w, g := bytes.Count(vl, []byte("\n")), bytes.Count(sp, []byte("\n")); w != g || w != 3 {
+					return fmt.Errorf("%d rows, VictoriaLogs %d, want 3", g, w)
+				}
+				return nil
+			})
+			for _, kv := range [][]string{
+				{"query", "level:error | fields level, service", "format", "csv"},
+				{"query", "\"cache miss\" | fields _time, _msg, status", "format", "csv"},
+			} {
+				r := post("/select/logsql/query", kv...)
+				o.check(t, "query/"+r.args.Encode(), r, sortedLines)
+			}
 		})
-		for _, kv := range [][]string{
-			{"query", "level:error | fields level, service", "format", "csv"},
-			{"query", "\"cache miss\" | fields _time, _msg, status", "format", "csv"},
-		} {
-			r := post("/select/logsql/query", kv...)
-			o.check(t, "query/"+r.args.Encode(), r, sortedLines)
-		}
-	})
 
-	t.Run("hits", func(t *testing.T) {
-		for _, kv := range [][]string{
-			{"query", "*", "step", "1d"},
-			{"query", "*", "step", "1h"},
-			{"query", "level:error", "step", "1h", "offset", "30m"},
-			{"query", "*", "step", "1d", "offset", "3h"},
-			{"query", "*", "step", "1d", "field", "level"},
-			{"query", "*", "step", "1d", "field", "level", "fields_limit", "2"},
-			{"query", "generated", "step", "1h", "field", "app", "field", "env"},
-			{"query", "*", "step", "10m", "start", "2026-01-01T00:00:00Z", "end", "2026-01-01T01:00:00Z"},
-			{"query", "generated", "step", "30m", "start", "2026-01-04T00:10:00Z", "end", "2026-01-04T02:00:00Z", "field", "level"},
-		} {
-			r := get("/select/logsql/hits", kv...)
-			o.check(t, "hits/"+r.args.Encode(), r, sameJSON(nil))
-		}
-	})
+		t.Run("hits", func(t *testing.T) {
+			for _, kv := range [][]string{
+				{"query", "*", "step", "1d"},
+				{"query", "*", "step", "1h"},
+				{"query", "level:error", "step", "1h", "offset", "30m"},
+				{"query", "*", "step", "1d", "offset", "3h"},
+				{"query", "*", "step", "1d", "field", "level"},
+				{"query", "*", "step", "1d", "field", "level", "fields_limit", "2"},
+				{"query", "generated", "step", "1h", "field", "app", "field", "env"},
+				{"query", "*", "step", "10m", "start", "2026-01-01T00:00:00Z", "end", "2026-01-01T01:00:00Z"},
+				{"query", "generated", "step", "30m", "start", "2026-01-04T00:10:00Z", "end", "2026-01-04T02:00:00Z", "field", "level"},
+			} {
+				r := get("/select/logsql/hits", kv...)
+				o.check(t, "hits/"+r.args.Encode(), r, sameJSON(nil))
+			}
+		})
 
-	t.Run("stats_query", func(t *testing.T) {
-		for _, kv := range [][]string{
-			{"query", "* | stats count() n"},
-			{"query", "* | stats by (level) count() n, avg(bytes) b, avg(status) st, max(latency_ms) mx", "time", "2026-01-02T00:00:00Z"},
-			{"query", "generated | stats by (app, env) count() n, max(n) hi", "time", "2026-01-05"},
-			{"query", "_time:1d | stats by (level) count() n", "time", "2026-01-02T00:00:00Z"},
-			{"query", "* | stats by (service) count() n | sort by (n desc) | limit 3", "time", "1767312000"},
-		} {
-			r := post("/select/logsql/stats_query", kv...)
-			o.check(t, "stats_query/"+r.args.Encode(), r, sameJSON(promVector(r.args.Has("time"))))
-		}
-		for _, kv := range [][]string{
-			{"query", "* | stats by (level) count() n", "step", "1h", "start", "2026-01-01T00:00:00Z", "end", "2026-01-01T06:00:00Z"},
-			{"query", "generated | stats by (app) count() n, sum(n) s", "step", "30m", "start", "2026-01-04T00:00:00Z", "end", "2026-01-04T04:00:00Z"},
-			{"query", "* | stats count() n", "step", "1d", "start", "2025-12-31", "end", "2026-01-05"},
-		} {
-			r := post("/select/logsql/stats_query_range", kv...)
-			o.check(t, "stats_query_range/"+r.args.Encode(), r, sameJSON(promMatrix))
-		}
-	})
+		t.Run("stats_query", func(t *testing.T) {
+			for _, kv := range [][]string{
+				{"query", "* | stats count() n"},
+				{"query", "* | stats by (level) count() n, avg(bytes) b, avg(status) st, max(latency_ms) mx", "time", "2026-01-02T00:00:00Z"},
+				{"query", "generated | stats by (app, env) count() n, max(n) hi", "time", "2026-01-05"},
+				{"query", "_time:1d | stats by (level) count() n", "time", "2026-01-02T00:00:00Z"},
+				{"query", "* | stats by (service) count() n | sort by (n desc) | limit 3", "time", "1767312000"},
+			} {
+				r := post("/select/logsql/stats_query", kv...)
+				o.check(t, "stats_query/"+r.args.Encode(), r, sameJSON(promVector(r.args.Has("time"))))
+			}
+			for _, kv := range [][]string{
+				{"query", "* | stats by (level) count() n", "step", "1h", "start", "2026-01-01T00:00:00Z", "end", "2026-01-01T06:00:00Z"},
+				{"query", "generated | stats by (app) count() n, sum(n) s", "step", "30m", "start", "2026-01-04T00:00:00Z", "end", "2026-01-04T04:00:00Z"},
+				{"query", "* | stats count() n", "step", "1d", "start", "2025-12-31", "end", "2026-01-05"},
+			} {
+				r := post("/select/logsql/stats_query_range", kv...)
+				o.check(t, "stats_query_range/"+r.args.Encode(), r, sameJSON(promMatrix))
+			}
+		})
 
-	t.Run("values", func(t *testing.T) {
-		for _, kv := range [][]string{
-			{"query", "*", "field", "level"},
-			{"query", "*", "field", "level", "limit", "100"},
-			{"query", "level:error", "field", "service", "limit", "1000"},
-			{"query", "generated", "field", "app"},
-			{"query", "*", "field", "no_such_field"},
-		} {
-			r := get("/select/logsql/field_values", kv...)
-			o.check(t, "field_values/"+r.args.Encode(), r, sameJSON(nil))
-		}
-		// A limit below the number of values: VictoriaLogs picks any
-		// values and zeroes their hits.
-		r := get("/select/logsql/field_values", "query", "*", "field", "service", "limit", "3")
-		o.check(t, "field_values/limit-3", r, func(vl, sp []byte) error {
-			for _, b := range [][]byte{vl, sp} {
-				v, err := decodeJSON(b)
-				if err != nil {
-					return err
-				}
-				vals, _ := jsonPath(v, "values").([]any)
-				if len(vals) != 3 {
-					return fmt.Errorf("want 3 values: %s", b)
-				}
-				for _, e := range vals {
-					if h := fmt.Sprint(jsonPath(e, "hits")); h != "0" {
-						return fmt.Errorf("want hits 0: %s", b)
+		t.Run("values", func(t *testing.T) {
+			for _, kv := range [][]string{
+				{"query", "*", "field", "level"},
+				{"query", "*", "field", "level", "limit", "100"},
+				{"query", "level:error", "field", "service", "limit", "1000"},
+				{"query", "generated", "field", "app"},
+				{"query", "*", "field", "no_such_field"},
+			} {
+				r := get("/select/logsql/field_values", kv...)
+				o.check(t, "field_values/"+r.args.Encode(), r, sameJSON(nil))
+			}
+			// A limit below the number of values: VictoriaLogs picks any
+			// values and zeroes their hits.
+			r := get("/select/logsql/field_values", "query", "*", "field", "service", "limit", "3")
+			o.check(t, "field_values/limit-3", r, func(vl, sp []byte) error {
+				for _, b := range [][]byte{vl, sp} {
+					v, err := decodeJSON(b)
+					if err != nil {
+						return err
+					}
+					vals, _ := jsonPath(v, "values").([]any)
+					if len(vals) != 3 {
+						return fmt.Errorf("want 3 values: %s", b)
+					}
+					for _, e := range vals {
+						if h := fmt.Sprint(jsonPath(e, "hits")); h != "0" {
+							return fmt.Errorf("want hits 0: %s", b)
+						}
 					}
 				}
-			}
-			return nil
-		})
-		for _, kv := range [][]string{
-			{"query", "*"},
-			{"query", "level:error", "limit", "3"},
-			{"query", "generated", "max_values_per_field", "4"},
-			{"query", "generated", "keep_const_fields", "1"},
-		} {
-			r := get("/select/logsql/facets", kv...)
-			limit := 10 // VictoriaLogs' default
-			if v := r.args.Get("limit"); v != "" {
-				limit, _ = strconv.Atoi(v)
-			}
-			o.check(t, "facets/"+r.args.Encode(), r, sameJSON(facetsTies(limit)))
-		}
-		for _, path := range []string{"/select/logsql/streams", "/select/logsql/stream_ids", "/select/logsql/stream_field_names"} {
+				return nil
+			})
 			for _, kv := range [][]string{
 				{"query", "*"},
-				{"query", "level:error"},
-				{"query", "generated", "start", "2026-01-04T01:00:00Z", "end", "2026-01-04T02:00:00Z"},
+				{"query", "level:error", "limit", "3"},
+				{"query", "generated", "max_values_per_field", "4"},
+				{"query", "generated", "keep_const_fields", "1"},
 			} {
-				r := get(path, kv...)
-				o.check(t, path+"/"+r.args.Encode(), r, sameJSON(nil))
+				r := get("/select/logsql/facets", kv...)
+				limit := 10 // VictoriaLogs' default
+				if v := r.args.Get("limit"); v != "" {
+					limit, _ = strconv.Atoi(v)
+				}
+				o.check(t, "facets/"+r.args.Encode(), r, sameJSON(facetsTies(limit)))
 			}
-		}
-		for _, kv := range [][]string{
-			{"query", "*", "field", "app"},
-			{"query", "level:error", "field", "env"},
-			{"query", "*", "field", "app", "limit", "10"},
-		} {
-			r := get("/select/logsql/stream_field_values", kv...)
-			o.check(t, "stream_field_values/"+r.args.Encode(), r, sameJSON(nil))
-		}
-		// Only the names: VictoriaLogs counts the hits of field_names per
-		// storage block that holds the field, spate per row.
-		for _, kv := range [][]string{
-			{"query", "*"},
-			{"query", "generated"},
-			{"query", "*", "start", "2026-01-04"},
-		} {
-			r := get("/select/logsql/field_names", kv...)
-			o.check(t, "field_names/"+r.args.Encode(), r, sameJSON(valueNames))
-		}
-		for _, kv := range [][]string{
-			{"query", "*"},
-			{"query", "_time:[2026-01-01T00:00:00Z, 2026-01-02T00:00:00Z)"},
-			{"query", "_time:>2026-01-01T10:00:00Z"},
-			{"query", "*", "start", "2026-01-01T00:00:00Z", "end", "2026-01-02T00:00:00Z"},
-			{"query", "_time:<2026-01-02Z", "start", "2025-12-01T00:00:00Z"},
-		} {
-			r := get("/select/logsql/query_time_range", kv...)
-			o.check(t, "query_time_range/"+r.args.Encode(), r, sameJSON(nil))
-		}
-		tenants := func(v any) any {
-			a, _ := v.([]any)
-			sortByJSON(a, func(e any) any { return e })
-			return a
-		}
-		for _, kv := range [][]string{
-			{},
-			{"start", "2026-01-01T00:00:00Z", "end", "2026-01-02T00:00:00Z"},
-		} {
-			r := get("/select/tenant_ids", kv...)
-			o.check(t, "tenant_ids/"+r.args.Encode(), r, sameJSON(tenants))
-		}
-	})
+			for _, path := range []string{"/select/logsql/streams", "/select/logsql/stream_ids", "/select/logsql/stream_field_names"} {
+				for _, kv := range [][]string{
+					{"query", "*"},
+					{"query", "level:error"},
+					{"query", "generated", "start", "2026-01-04T01:00:00Z", "end", "2026-01-04T02:00:00Z"},
+				} {
+					r := get(path, kv...)
+					o.check(t, path+"/"+r.args.Encode(), r, sameJSON(nil))
+				}
+			}
+			for _, kv := range [][]string{
+				{"query", "*", "field", "app"},
+				{"query", "level:error", "field", "env"},
+				{"query", "*", "field", "app", "limit", "10"},
+			} {
+				r := get("/select/logsql/stream_field_values", kv...)
+				o.check(t, "stream_field_values/"+r.args.Encode(), r, sameJSON(nil))
+			}
+			// Only the names: VictoriaLogs counts the hits of field_names per
+			// storage block that holds the field, spate per row.
+			for _, kv := range [][]string{
+				{"query", "*"},
+				{"query", "generated"},
+				{"query", "*", "start", "2026-01-04"},
+			} {
+				r := get("/select/logsql/field_names", kv...)
+				o.check(t, "field_names/"+r.args.Encode(), r, sameJSON(valueNames))
+			}
+			for _, kv := range [][]string{
+				{"query", "*"},
+				{"query", "_time:[2026-01-01T00:00:00Z, 2026-01-02T00:00:00Z)"},
+				{"query", "_time:>2026-01-01T10:00:00Z"},
+				{"query", "*", "start", "2026-01-01T00:00:00Z", "end", "2026-01-02T00:00:00Z"},
+				{"query", "_time:<2026-01-02Z", "start", "2025-12-01T00:00:00Z"},
+			} {
+				r := get("/select/logsql/query_time_range", kv...)
+				o.check(t, "query_time_range/"+r.args.Encode(), r, sameJSON(nil))
+			}
+			tenants := func(v any) any {
+				a, _ := v.([]any)
+				sortByJSON(a, func(e any) any { return e })
+				return a
+			}
+			for _, kv := range [][]string{
+				{},
+				{"start", "2026-01-01T00:00:00Z", "end", "2026-01-02T00:00:00Z"},
+			} {
+				r := get("/select/tenant_ids", kv...)
+				o.check(t, "tenant_ids/"+r.args.Encode(), r, sameJSON(tenants))
+			}
+		})
 
-	t.Run("tenant", func(t *testing.T) {
-		for _, r := range []selectReq{
-			post("/select/logsql/query", "query", "* | stats count() n"),
-			post("/select/logsql/query", "query", "* | fields _time, _msg, _stream, _stream_id, app, env, n"),
-			get("/select/logsql/hits", "query", "*", "step", "1h"),
-			get("/select/logsql/field_values", "query", "*", "field", "env"),
-			get("/select/logsql/streams", "query", "*"),
-			get("/select/logsql/stream_ids", "query", "*"),
-			get("/select/logsql/facets", "query", "*"),
-			post("/select/logsql/stats_query", "query", "* | stats by (app) count() n", "time", "2026-01-05"),
-		} {
-			r = tenant34(r)
-			cmp := sameJSON(nil)
-			switch r.path {
-			case "/select/logsql/query":
-				cmp = sameRows(false, nil)
-			case "/select/logsql/stats_query":
-				cmp = sameJSON(promVector(true))
-			case "/select/logsql/facets":
-				cmp = sameJSON(facetsTies(10))
+		t.Run("tenant", func(t *testing.T) {
+			for _, r := range []selectReq{
+				post("/select/logsql/query", "query", "* | stats count() n"),
+				post("/select/logsql/query", "query", "* | fields _time, _msg, _stream, _stream_id, app, env, n"),
+				get("/select/logsql/hits", "query", "*", "step", "1h"),
+				get("/select/logsql/field_values", "query", "*", "field", "env"),
+				get("/select/logsql/streams", "query", "*"),
+				get("/select/logsql/stream_ids", "query", "*"),
+				get("/select/logsql/facets", "query", "*"),
+				post("/select/logsql/stats_query", "query", "* | stats by (app) count() n", "time", "2026-01-05"),
+			} {
+				r = tenant34(r)
+				cmp := sameJSON(nil)
+				switch r.path {
+				case "/select/logsql/query":
+					cmp = sameRows(false, nil)
+				case "/select/logsql/stats_query":
+					cmp = sameJSON(promVector(true))
+				case "/select/logsql/facets":
+					cmp = sameJSON(facetsTies(10))
+				}
+				_, sp := o.check(t, "tenant/"+r.path+"?"+r.args.Encode(), r, cmp)
+				if bytes.Contains(sp.body, []byte("generated")) || bytes.Contains(sp.body, []byte("longtailmarker")) {
+					t.Errorf("tenant 3:4 sees tenant 0:0's logs: %s", sp.body)
+				}
 			}
-			_, sp := o.check(t, "tenant/"+r.path+"?"+r.args.Encode(), r, cmp)
-			if bytes.Contains(sp.body, []byte("generated")) || bytes.Contains(sp.body, []byte("longtailmarker")) {
-				t.Errorf("tenant 3:4 sees tenant 0:0's logs: %s", sp.body)
-			}
-		}
-		r := tenant34(get("/select/logsql/field_names", "query", "*"))
-		o.check(t, "tenant/field_names", r, sameJSON(valueNames))
-	})
+			r := tenant34(get("/select/logsql/field_names", "query", "*"))
+			o.check(t, "tenant/field_names", r, sameJSON(valueNames))
+		})
 
-	t.Run("grafana", func(t *testing.T) {
-		// The datasource's health check.
-		vl, sp := o.check(t, "grafana/health", get("/select/logsql/query", "query", "*", "limit", "1", "start", "-5m"), nil)
-		if vl.code != http.StatusOK || sp.code != http.StatusOK {
-			t.Errorf("health check: spate %s, VictoriaLogs %s", sp, vl)
-		}
-		start, end := strconv.FormatInt(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Unix(), 10), strconv.FormatInt(time.Date(2026, 1, 1, 6, 0, 0, 0, time.UTC).Unix(), 10)
-		r := get("/select/logsql/hits", "query", "level:error", "start", start, "end", end, "step", "1800s")
-		o.check(t, "grafana/hits", r, sameJSON(nil))
-		r = get("/select/logsql/hits", "query", "*", "start", start, "end", end, "step", "3600s", "field", "level")
-		o.check(t, "grafana/hits-level", r, sameJSON(nil))
-		r = post("/select/logsql/stats_query_range", "query", "* | stats by (level) count()", "start", start, "end", end, "step", "900s")
-		o.check(t, "grafana/stats_query_range", r, sameJSON(promMatrix))
-		r = post("/select/logsql/query", "query", "level:error | fields _time, _msg, service", "start", start, "end", end, "limit", "20")
-		o.check(t, "grafana/query", r, sameRows(false, nil))
-	})
-
-	t.Run("errors", func(t *testing.T) {
-		for _, tc := range []struct {
-			name string
-			r    selectReq
-			code int
-		}{
-			{"bad-logsql", get("/select/logsql/query", "query", "* | stats foo()"), 400},
-			{"bad-logsql-hits", get("/select/logsql/hits", "query", "foo(", "step", "1h"), 400},
-			{"bad-start", get("/select/logsql/query", "query", "*", "start", "yesterday"), 400},
-			{"bad-end-hits", get("/select/logsql/hits", "query", "*", "end", "2026-13-01"), 400},
-			{"no-query", get("/select/logsql/query"), 400},
-			{"stats-without-stats", post("/select/logsql/stats_query", "query", "error"), 422},
-			{"stats-range-without-stats", post("/select/logsql/stats_query_range", "query", "error | fields _msg", "step", "1h"), 422},
-		} {
-			vl, sp := o.check(t, "errors/"+tc.name, tc.r, nil)
-			if vl.code != tc.code || sp.code != tc.code {
-				t.Errorf("errors/%s: %s: want %d from both: spate %s; VictoriaLogs %s", tc.name, tc.r, tc.code, sp, vl)
+		t.Run("grafana", func(t *testing.T) {
+			// The datasource's health check.
+			vl, sp := o.check(t, "grafana/health", get("/select/logsql/query", "query", "*", "limit", "1", "start", "-5m"), nil)
+			if vl.code != http.StatusOK || sp.code != http.StatusOK {
+				t.Errorf("health check: spate %s, VictoriaLogs %s", sp, vl)
 			}
-			if tc.code == 422 {
-				for _, a := range []selectAnswer{vl, sp} {
-					var v struct{ Status string }
-					if err := json.Unmarshal(a.body, &v); err != nil || v.Status != "error" {
-						t.Errorf("errors/%s: want JSON with status error, got %s", tc.name, a)
+			start, end := strconv.FormatInt(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Unix(), 10), strconv.FormatInt(time.Date(2026, 1, 1, 6, 0, 0, 0, time.UTC).Unix(), 10)
+			r := get("/select/logsql/hits", "query", "level:error", "start", start, "end", end, "step", "1800s")
+			o.check(t, "grafana/hits", r, sameJSON(nil))
+			r = get("/select/logsql/hits", "query", "*", "start", start, "end", end, "step", "3600s", "field", "level")
+			o.check(t, "grafana/hits-level", r, sameJSON(nil))
+			r = post("/select/logsql/stats_query_range", "query", "* | stats by (level) count()", "start", start, "end", end, "step", "900s")
+			o.check(t, "grafana/stats_query_range", r, sameJSON(promMatrix))
+			r = post("/select/logsql/query", "query", "level:error | fields _time, _msg, service", "start", start, "end", end, "limit", "20")
+			o.check(t, "grafana/query", r, sameRows(false, nil))
+		})
+
+		t.Run("errors", func(t *testing.T) {
+			for _, tc := range []struct {
+				name string
+				r    selectReq
+				code int
+			}{
+				{"bad-logsql", get("/select/logsql/query", "query", "* | stats foo()"), 400},
+				{"bad-logsql-hits", get("/select/logsql/hits", "query", "foo(", "step", "1h"), 400},
+				{"bad-start", get("/select/logsql/query", "query", "*", "start", "yesterday"), 400},
+				{"bad-end-hits", get("/select/logsql/hits", "query", "*", "end", "2026-13-01"), 400},
+				{"no-query", get("/select/logsql/query"), 400},
+				{"stats-without-stats", post("/select/logsql/stats_query", "query", "error"), 422},
+				{"stats-range-without-stats", post("/select/logsql/stats_query_range", "query", "error | fields _msg", "step", "1h"), 422},
+			} {
+				vl, sp := o.check(t, "errors/"+tc.name, tc.r, nil)
+				if vl.code != tc.code || sp.code != tc.code {
+					t.Errorf("errors/%s: %s: want %d from both: spate %s; VictoriaLogs %s", tc.name, tc.r, tc.code, sp, vl)
+				}
+				if tc.code == 422 {
+					for _, a := range []selectAnswer{vl, sp} {
+						var v struct{ Status string }
+						if err := json.Unmarshal(a.body, &v); err != nil || v.Status != "error" {
+							t.Errorf("errors/%s: want JSON with status error, got %s", tc.name, a)
+						}
 					}
 				}
 			}
-		}
-	})
+		})
 
-	t.Run("vlogscli", func(t *testing.T) {
-		cli := os.Getenv("SPATE_VLOGSCLI")
-		if cli == "" {
-			t.Skip("set SPATE_VLOGSCLI to a vlogscli v1.52.1 binary")
-		}
-		input := strings.Join([]string{
-			`* | stats count() n;`,
-			`error | sort by (_time) | limit 3 | fields _time, _msg, service;`,
-			`\s`,
-			`level:error | stats by (service) count() n | sort by (service);`,
-			`generated | stats by (app, env) count() n | sort by (app, env);`,
-		}, "\n") + "\n"
-		for _, tenant := range [][]string{nil, {"-accountID=3", "-projectID=4"}} {
-			want := runVlogscli(t, cli, o.vl, input, tenant...)
-			got := runVlogscli(t, cli, o.sp, input, tenant...)
-			if want != got {
-				t.Errorf("vlogscli %v: spate:\n%s\nVictoriaLogs:\n%s", tenant, got, want)
+		t.Run("vlogscli", func(t *testing.T) {
+			cli := os.Getenv("SPATE_VLOGSCLI")
+			if cli == "" {
+				t.Skip("set SPATE_VLOGSCLI to a vlogscli v1.52.1 binary")
 			}
-			n := map[bool]string{true: "16171", false: "7"}[tenant == nil]
-			if !strings.Contains(got, `"n": "`+n+`"`) {
-				t.Errorf("vlogscli %v: want a count of %s lines:\n%s", tenant, n, got)
+			input := strings.Join([]string{
+				`* | stats count() n;`,
+				`error | sort by (_time) | limit 3 | fields _time, _msg, service;`,
+				`\s`,
+				`level:error | stats by (service) count() n | sort by (service);`,
+				`generated | stats by (app, env) count() n | sort by (app, env);`,
+			}, "\n") + "\n"
+			for _, tenant := range [][]string{nil, {"-accountID=3", "-projectID=4"}} {
+				want := runVlogscli(t, cli, o.vl, input, tenant...)
+				got := runVlogscli(t, cli, o.sp, input, tenant...)
+				if want != got {
+					t.Errorf("vlogscli %v: spate:\n%s\nVictoriaLogs:\n%s", tenant, got, want)
+				}
+				n := map[bool]string{true: "16171", false: "7"}[tenant == nil]
+				if !strings.Contains(got, `"n": "`+n+`"`) {
+					t.Errorf("vlogscli %v: want a count of %s lines:\n%s", tenant, n, got)
+				}
 			}
+		})
+	}
+	t.Run("live", checks)
+	srv.stop(t, syscall.SIGTERM)
+	srv = startServe(t, spDir, "--compress-delay", "0s")
+	o.sp = srv.url
+	waitIndexed(t, spDir)
+	t.Run("indexed", checks)
+	// The indexed pass read columns, decoded frames alone and skipped
+	// blocks by tokens (the metrics say how queries read blocks).
+	metrics := string(fetchSelect(t, o.sp, selectReq{http.MethodGet, "/metrics", nil, nil}).body)
+	for _, how := range []string{"columns", "lines", "skipped_tokens"} {
+		if !regexp.MustCompile(`spate_select_index_blocks_total\{how="` + how + `"\} [1-9]`).MatchString(metrics) {
+			t.Errorf("no block read as %s in the indexed pass:\n%s", how, regexp.MustCompile(`(?m)^spate_select_index.*$`).FindAllString(metrics, -1))
 		}
-	})
+	}
 
 	t.Logf("%d requests compared", o.n)
 
@@ -834,4 +858,30 @@ func runVlogscli(t *testing.T, cli, base, input string, args ...string) string {
 		t.Errorf("vlogscli against %s ran no query:\n%s%s", base, out, stderr.String())
 	}
 	return vlogscliNoise.ReplaceAllString(out, "$1")
+}
+
+// waitIndexed waits until every segment under dir is compressed with a
+// sidecar index beside it.
+func waitIndexed(t *testing.T, dir string) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		files, err := segment.List(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ready := len(files) > 0
+		for _, f := range files {
+			if _, err := os.Stat(filepath.Join(dir, f.Path+segindex.Ext)); !f.Compressed || err != nil {
+				ready = false
+			}
+		}
+		if ready {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("segments not all compressed and indexed after 60 s: %+v", files)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
