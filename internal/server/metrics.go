@@ -42,7 +42,7 @@ type serverMetrics struct {
 	// queryBlocks counts blocks of indexed segments by how queries read
 	// them: columns, lines, skipped_time, skipped_tokens, fallback.
 	queryBlocks *prometheus.CounterVec
-	files         *filesMetrics
+	files       *filesMetrics
 
 	uploadsFinished prometheus.Counter
 	uploadsBytes    prometheus.Counter
