@@ -1,13 +1,19 @@
 package cli
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/spate-io/spate/internal/segment"
 )
@@ -88,5 +94,58 @@ func TestIndexCmd(t *testing.T) {
 	}
 	if code, _, stderr = runCLI(t, "index", "--force", "--check", dir); code != ExitUsage {
 		t.Fatalf("index --force --check: exit %d, %s", code, stderr)
+	}
+}
+
+// TestServeCrashIndex kills `spate serve` with SIGKILL at random moments
+// while it compresses and indexes segments, restarts it each time, and
+// checks that the store ends with every segment compressed and indexed,
+// and that queries through the sidecars answer as queries of the lines.
+func TestServeCrashIndex(t *testing.T) {
+	dir := t.TempDir()
+	code, logs, stderr := runCLI(t, "gen", "--size", "6MiB", "--seed", "5")
+	if code != ExitOK {
+		t.Fatalf("gen: %s", stderr)
+	}
+	lines := bytes.Count(logs, []byte("\n"))
+	srv := startServe(t, dir, "--segment-size", "512KiB", "--compress-delay", "0s")
+	vlPost(t, srv.url, "_time_field=ts&_msg_field=msg", logs)
+	srv.stop(t, syscall.SIGKILL)
+	r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 17))
+	for range 6 {
+		srv = startServe(t, dir, "--compress-delay", "0s")
+		time.Sleep(time.Duration(r.IntN(120)) * time.Millisecond)
+		srv.stop(t, syscall.SIGKILL)
+	}
+	srv = startServe(t, dir, "--compress-delay", "0s")
+	waitIndexed(t, dir)
+	srv.stop(t, syscall.SIGTERM)
+	if _, out, _ := runCLI(t, "index", "--check", dir); bytes.Contains(out, []byte("cannot be used")) || !bytes.Contains(out, []byte(": ok: ")) {
+		t.Fatalf("sidecars after the crashes:\n%s", out)
+	}
+	leftovers, _ := filepath.Glob(filepath.Join(dir, "0-0", "*", "*.tmp"))
+	if len(leftovers) > 0 {
+		t.Errorf("temporary files left: %v", leftovers)
+	}
+	var first struct {
+		Trace string `json:"trace_id"`
+	}
+	if err := json.Unmarshal(logs[:bytes.IndexByte(logs, '\n')], &first); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`* | stats count() n`,
+		`* | stats by (service) count() n | sort by (service)`,
+		`level:=error | stats by (host) count() n, max(latency_ms) a | sort by (host)`,
+		`trace_id:=` + first.Trace + ` | fields trace_id, service`,
+	} {
+		_, got, _ := runCLI(t, "query", q, dir)
+		_, want, _ := runCLI(t, "query", "--no-index", q, dir)
+		if string(got) != string(want) || len(want) == 0 {
+			t.Errorf("%s:\nthrough sidecars %s\nwithout         %s", q, got, want)
+		}
+	}
+	if _, out, _ := runCLI(t, "query", `* | stats count() n`, dir); !strings.Contains(string(out), fmt.Sprintf(`"n":"%d"`, lines)) {
+		t.Errorf("count %s, want %d lines", out, lines)
 	}
 }
