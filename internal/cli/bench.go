@@ -23,9 +23,10 @@ func newBenchCmd() *cobra.Command {
   spate bench query   the standard queries on generated (or your) logs
   spate bench write   write vs bufio vs writev vs mmap appends, with and without fsync
   spate bench ingest  a load generator for spate serve's ingestion
-  spate bench http    handler buffering and file downloads (sendfile, bufio, mmap) against nginx`,
+  spate bench http    handler buffering and file downloads (sendfile, bufio, mmap) against nginx
+  spate bench serve   the standard queries over stored logs, spate serve against VictoriaLogs`,
 	}
-	cmd.AddCommand(newBenchIOCmd(), newBenchIOChildCmd(), newBenchQueryCmd(), newBenchQueryChildCmd(), newBenchWriteCmd(), newBenchWriteChildCmd(), newBenchIngestCmd(), newBenchHTTPCmd(), newBenchHTTPServerCmd())
+	cmd.AddCommand(newBenchIOCmd(), newBenchIOChildCmd(), newBenchQueryCmd(), newBenchQueryChildCmd(), newBenchWriteCmd(), newBenchWriteChildCmd(), newBenchIngestCmd(), newBenchHTTPCmd(), newBenchHTTPServerCmd(), newBenchServeCmd())
 	return cmd
 }
 

@@ -1,0 +1,617 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/spate-io/spate/internal/benchenv"
+	"github.com/spate-io/spate/internal/gen"
+	"github.com/spate-io/spate/internal/query"
+	"github.com/spate-io/spate/internal/segindex"
+	"github.com/spate-io/spate/internal/segment"
+)
+
+// benchServeOpts are the flags of `spate bench serve`.
+type benchServeOpts struct {
+	size   sizeFlag
+	seed   uint64
+	rounds int
+	vl     string
+	noVL   bool
+	dir    string
+}
+
+func newBenchServeCmd() *cobra.Command {
+	o := benchServeOpts{size: 1 << 30, rounds: 3}
+	cmd := &cobra.Command{
+		Use:   "serve [flags]",
+		Short: "spate serve against VictoriaLogs: the standard queries over the same stored logs",
+		Long: `Generate logs, store them in a fresh spate serve (with its defaults: fsync per
+batch, sealed segments compressed and indexed) and, when it can be found, in a
+fresh VictoriaLogs, then time the standard queries over HTTP on both, with
+the answers compared, and report disk use and the CPU that the sidecar
+indexes cost against ingestion.
+
+VictoriaLogs is --victoria-logs, else victoria-logs in PATH or in
+$HOME/go/bin (go install github.com/VictoriaMetrics/VictoriaLogs/app/victoria-logs@v1.52.1).
+Without it, spate's times are reported alone.
+
+Targets (issue 17): every query within 2x of VictoriaLogs' time, needle
+queries (level:=error, a word, a trace id) no slower; disk (segments and
+sidecars) at most 2.5x VictoriaLogs'; index building at most 20% of the CPU
+that ingestion uses.`,
+		Example: `  # the default run: 1 GiB, 3 rounds (a few minutes on 2 cores)
+  spate bench serve
+
+  # a quick look
+  spate bench serve --size 128MiB --rounds 1 --no-victoria-logs`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.rounds < 1 {
+				return usagef("--rounds must be at least 1")
+			}
+			return runBenchServe(cmd.Context(), o, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	fl := cmd.Flags()
+	fl.Var(&o.size, "size", "bytes of `spate gen` logs to store")
+	fl.Uint64Var(&o.seed, "seed", 1, "gen seed")
+	fl.IntVar(&o.rounds, "rounds", o.rounds, "times each query runs on each server (the median is reported)")
+	fl.StringVar(&o.vl, "victoria-logs", "", "the victoria-logs binary (default: found in PATH or $HOME/go/bin)")
+	fl.BoolVar(&o.noVL, "no-victoria-logs", false, "measure spate alone")
+	fl.StringVar(&o.dir, "dir", "", "work directory for the logs and both data directories, kept afterwards (default: a temp directory, removed)")
+	return cmd
+}
+
+// serveQuery is one query of the standard set.
+type serveQuery struct {
+	name, q string
+	needle  bool // no slower than VictoriaLogs (else within 2x)
+	rows    bool // rows in any order: only their count is compared
+}
+
+func runBenchServe(ctx context.Context, o benchServeOpts, stdout, stderr io.Writer) error {
+	say := func(format string, args ...any) { fmt.Fprintf(stderr, "spate bench serve: "+format+"\n", args...) }
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	vlBin := ""
+	if !o.noVL {
+		if vlBin, err = findVictoriaLogs(o.vl); err != nil {
+			return err
+		}
+		if vlBin == "" {
+			say("no victoria-logs found (--victoria-logs); measuring spate alone")
+		}
+	}
+	dir := o.dir
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "spate-bench-serve-"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	logs := filepath.Join(dir, "logs.ndjson")
+	say("gen %s of logs", formatSize(int64(o.size)))
+	gst, err := gen.WriteFile(ctx, logs, gen.Config{Size: int64(o.size), Seed: o.seed})
+	if err != nil {
+		return err
+	}
+	first, last, trace, err := logsSpan(logs)
+	if err != nil {
+		return err
+	}
+	// The middle eighth of the logs' time span.
+	span := last.Sub(first)
+	wlo := first.Add(span * 7 / 16).Truncate(time.Second)
+	whi := wlo.Add(span / 8).Truncate(time.Second)
+	queries := []serveQuery{
+		{name: "by service", q: `* | stats by (service) count() n`},
+		{name: "5xx by service", q: `status:>=500 | stats by (service) count() n, avg(latency_ms) avg_lat, quantile(0.95, latency_ms) p95`},
+		{name: "level:=error", q: `level:=error | stats count() n`, needle: true},
+		{name: "top paths by bytes", q: `bytes:>=0 | stats by (path) sum(bytes) s | sort by (s desc, path) | limit 10`},
+		{name: "word error, limit 10", q: `error | limit 10`, needle: true, rows: true},
+		{name: "trace id", q: `trace_id:=` + trace + ` | fields _time, trace_id, service`, needle: true},
+		{name: "word upstream, count", q: `upstream | stats count() n`},
+		{name: "an eighth of the time, by service", q: fmt.Sprintf(`_time:[%s, %s) | stats by (service) count() n`, wlo.Format(time.RFC3339), whi.Format(time.RFC3339))},
+	}
+
+	// spate: ingest with sealing out of the way, then a restart seals,
+	// compresses and indexes every segment.
+	spDir := filepath.Join(dir, "spate")
+	os.RemoveAll(spDir)
+	sp, err := spawnServe(ctx, exe, []string{"serve", "--data", spDir, "--listen", "127.0.0.1:0", "--log-level", "warn", "--compress-delay", "1h"})
+	if err != nil {
+		return err
+	}
+	say("spate: ingest %d lines", gst.Lines)
+	cpu0 := procCPU(sp.cmd.Process.Pid)
+	spIngest, err := postLogs(ctx, sp.url+"/insert/jsonline?_time_field=ts&_msg_field=msg", logs)
+	ingestCPU := procCPU(sp.cmd.Process.Pid) - cpu0
+	if err != nil {
+		sp.kill()
+		return fmt.Errorf("spate ingest: %w", err)
+	}
+	if _, err := sp.stop(); err != nil {
+		return err
+	}
+	sp, err = spawnServe(ctx, exe, []string{"serve", "--data", spDir, "--listen", "127.0.0.1:0", "--log-level", "warn", "--compress-delay", "0s"})
+	if err != nil {
+		return err
+	}
+	defer sp.kill()
+	sealStart := time.Now()
+	if err := waitSealed(ctx, spDir, 10*time.Minute); err != nil {
+		return err
+	}
+	sealSec := time.Since(sealStart).Seconds()
+	sealCPU := procCPU(sp.cmd.Process.Pid)
+	say("spate: ingested in %.2f s, sealed (compressed and indexed) in %.2f s", spIngest, sealSec)
+
+	var vlURL string
+	var vlIngest float64
+	stopVictoriaLogs := func() {}
+	vlDir := filepath.Join(dir, "victoria-logs")
+	if vlBin != "" {
+		os.RemoveAll(vlDir)
+		vl, u, err := startVictoriaLogsBench(ctx, vlBin, vlDir)
+		if err != nil {
+			return err
+		}
+		stopVL := func() {
+			if vl != nil {
+				vl.Process.Signal(syscall.SIGTERM)
+				vl.Wait()
+				vl = nil
+			}
+		}
+		defer stopVL()
+		stopVictoriaLogs = stopVL
+		say("VictoriaLogs: ingest")
+		t0 := time.Now()
+		if _, err := postLogs(ctx, u+"/insert/jsonline?_time_field=ts&_msg_field=msg", logs); err != nil {
+			return fmt.Errorf("VictoriaLogs ingest: %w", err)
+		}
+		if _, _, err := httpGet(ctx, u+"/internal/force_flush"); err != nil {
+			return err
+		}
+		vlIngest = time.Since(t0).Seconds()
+		vlURL = u
+	}
+
+	// Index building alone, in this process, for its CPU cost.
+	say("index building alone")
+	indexCPU, err := indexCPUSeconds(logs)
+	if err != nil {
+		return err
+	}
+
+	type result struct {
+		sp, vl float64
+		agree  string
+	}
+	results := make([]result, len(queries))
+	for i, q := range queries {
+		var spT, vlT []float64
+		var spAns, vlAns []byte
+		for range o.rounds {
+			t, ans, err := timeQuery(ctx, sp.url, q.q)
+			if err != nil {
+				return fmt.Errorf("spate: %s: %w", q.q, err)
+			}
+			spT, spAns = append(spT, t), ans
+			if vlURL != "" {
+				t, ans, err := timeQuery(ctx, vlURL, q.q)
+				if err != nil {
+					return fmt.Errorf("VictoriaLogs: %s: %w", q.q, err)
+				}
+				vlT, vlAns = append(vlT, t), ans
+			}
+		}
+		r := result{sp: median(spT), agree: "-"}
+		if vlURL != "" {
+			r.vl = median(vlT)
+			r.agree = compareAnswers(spAns, vlAns, q.rows)
+		}
+		results[i] = r
+		say("%s: spate %.3f s, VictoriaLogs %.3f s, %s", q.name, r.sp, r.vl, r.agree)
+	}
+
+	segBytes, idxBytes, err := spateDisk(spDir)
+	if err != nil {
+		return err
+	}
+	vlBytes := int64(0)
+	if vlURL != "" {
+		stopVictoriaLogs() // it writes its in-memory parts out when it stops
+		vlBytes = dirBytes(vlDir)
+	}
+
+	w := bufio.NewWriter(stdout)
+	defer w.Flush()
+	m := benchenv.Describe()
+	fmt.Fprintf(w, "## spate bench serve\n\n%d CPUs (%s), %s RAM, %s, %s/%s, kernel %s.\n",
+		m.CPUs, m.CPUModel, benchenv.HumanBytes(m.MemTotal), m.GoVersion, m.OS, m.Arch, m.Kernel)
+	fmt.Fprintf(w, "Logs: `spate gen --size %s --seed %d`, %d lines; medians of %d rounds over HTTP (/select/logsql/query); ratio = spate / VictoriaLogs.\n\n",
+		formatSize(int64(o.size)), o.seed, gst.Lines, o.rounds)
+	fmt.Fprintln(w, "| query | spate s | VictoriaLogs s | ratio | target | answers |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---|---|")
+	for i, q := range queries {
+		r := results[i]
+		target, ratio, vl := "<= 2", "-", "-"
+		if q.needle {
+			target = "<= 1"
+		}
+		if vlURL != "" {
+			ratio, vl = fmt.Sprintf("%.2f", r.sp/r.vl), fmt.Sprintf("%.3f", r.vl)
+		}
+		fmt.Fprintf(w, "| `%s` | %.3f | %s | %s | %s | %s |\n", strings.ReplaceAll(q.q, "|", `\|`), r.sp, vl, ratio, target, r.agree)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| measure | spate | VictoriaLogs | ratio | target |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---|")
+	vlDisk, vlIng, diskRatio := "-", "-", "-"
+	if vlURL != "" {
+		vlDisk, vlIng = formatSize(vlBytes), fmt.Sprintf("%.2f s", vlIngest)
+		diskRatio = fmt.Sprintf("%.2f", float64(segBytes+idxBytes)/float64(vlBytes))
+	}
+	fmt.Fprintf(w, "| disk: segments + sidecars | %s + %s | %s | %s | <= 2.5 |\n", formatSize(segBytes), formatSize(idxBytes), vlDisk, diskRatio)
+	fmt.Fprintf(w, "| ingest (curl-like POST of the file) | %.2f s | %s | | |\n", spIngest, vlIng)
+	fmt.Fprintf(w, "| CPU: index building alone vs ingestion (spate serve, during the POST) | %.2f s | %.2f s | %.2f | <= 0.2 |\n", indexCPU, ingestCPU, indexCPU/max(ingestCPU, 1e-9))
+	fmt.Fprintf(w, "| CPU of the restart that compressed and indexed every segment | %.2f s in %.2f s | | | |\n", sealCPU, sealSec)
+	return nil
+}
+
+// findVictoriaLogs returns the victoria-logs binary to use: given, in
+// PATH, or in $HOME/go/bin; "" when there is none.
+func findVictoriaLogs(given string) (string, error) {
+	if given != "" {
+		if _, err := os.Stat(given); err != nil {
+			return "", usagef("--victoria-logs: %v", err)
+		}
+		return given, nil
+	}
+	if p, err := exec.LookPath("victoria-logs"); err == nil {
+		return p, nil
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		p := filepath.Join(home, "go", "bin", "victoria-logs")
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	return "", nil
+}
+
+// logsSpan returns the first and last ts of a `spate gen` file and the
+// trace_id of its middle line.
+func logsSpan(path string) (first, last time.Time, trace string, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return first, last, "", err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return first, last, "", err
+	}
+	line := func(off int64) (map[string]any, error) {
+		buf := make([]byte, 64<<10)
+		n, _ := f.ReadAt(buf, off)
+		b := buf[:n]
+		if off > 0 {
+			i := bytes.IndexByte(b, '\n')
+			if i < 0 {
+				return nil, fmt.Errorf("%s: no line at %d", path, off)
+			}
+			b = b[i+1:]
+		}
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			b = b[:i]
+		}
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			return nil, fmt.Errorf("%s: line at %d: %w", path, off, err)
+		}
+		return m, nil
+	}
+	ts := func(m map[string]any) (time.Time, error) {
+		s, _ := m["ts"].(string)
+		return time.Parse(time.RFC3339Nano, s)
+	}
+	m, err := line(0)
+	if err != nil {
+		return first, last, "", err
+	}
+	if first, err = ts(m); err != nil {
+		return first, last, "", err
+	}
+	if m, err = line(fi.Size() / 2); err != nil {
+		return first, last, "", err
+	}
+	trace, _ = m["trace_id"].(string)
+	if m, err = line(max(0, fi.Size()-8<<10)); err != nil {
+		return first, last, "", err
+	}
+	last, err = ts(m)
+	if trace == "" {
+		err = cmp.Or(err, fmt.Errorf("%s: no trace_id in the middle line", path))
+	}
+	return first, last, trace, err
+}
+
+// postLogs POSTs the file at path to u and returns the seconds it took.
+func postLogs(ctx context.Context, u, path string) (float64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, f)
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", "application/stream+json")
+	t0 := time.Now()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("%s answered %s: %.300s", u, resp.Status, body)
+	}
+	return time.Since(t0).Seconds(), nil
+}
+
+func httpGet(ctx context.Context, u string) (int, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return 0, nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, b, err
+}
+
+// timeQuery runs q on the server at base and returns the seconds to the
+// whole answer, and the answer.
+func timeQuery(ctx context.Context, base, q string) (float64, []byte, error) {
+	t0 := time.Now()
+	code, body, err := httpGet(ctx, base+"/select/logsql/query?"+url.Values{"query": {q}}.Encode())
+	if err != nil {
+		return 0, nil, err
+	}
+	if code != http.StatusOK {
+		return 0, nil, fmt.Errorf("answered %d: %.300s", code, body)
+	}
+	return time.Since(t0).Seconds(), body, nil
+}
+
+// compareAnswers says whether two query answers (NDJSON rows) agree: the
+// same rows in any order, numbers to 3 decimals (float sums depend on the
+// order rows are added in); with rows, only how many.
+func compareAnswers(sp, vl []byte, rows bool) string {
+	canon := func(b []byte) ([]string, error) {
+		var out []string
+		for _, line := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
+			if len(line) == 0 {
+				continue
+			}
+			var m map[string]any
+			if err := json.Unmarshal(line, &m); err != nil {
+				return nil, err
+			}
+			for k, v := range m {
+				if s, ok := v.(string); ok && strings.Contains(s, ".") {
+					if f, err := strconv.ParseFloat(s, 64); err == nil && !math.IsInf(f, 0) {
+						m[k] = strconv.FormatFloat(math.Round(f*1000)/1000, 'f', -1, 64)
+					}
+				}
+			}
+			c, _ := json.Marshal(m)
+			out = append(out, string(c))
+		}
+		slices.Sort(out)
+		return out, nil
+	}
+	a, err1 := canon(sp)
+	b, err2 := canon(vl)
+	switch {
+	case err1 != nil || err2 != nil:
+		return fmt.Sprintf("**cannot compare**: %v", cmp.Or(err1, err2))
+	case rows && len(a) == len(b):
+		return fmt.Sprintf("same count (%d rows)", len(a))
+	case !rows && slices.Equal(a, b):
+		return "same"
+	}
+	return fmt.Sprintf("**DIFFER** (%d rows against %d)", len(a), len(b))
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[(len(s)-1)/2]
+}
+
+// procCPU returns the user+system CPU seconds of process pid so far.
+func procCPU(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// Fields after the command name, which is in parentheses.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseFloat(f[11], 64)
+	st, _ := strconv.ParseFloat(f[12], 64)
+	return (ut + st) / 100 // clock ticks: 100 per second on Linux
+}
+
+// waitSealed waits until every segment under dir is compressed with a
+// sidecar beside it.
+func waitSealed(ctx context.Context, dir string, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for {
+		files, err := segment.List(dir)
+		if err != nil {
+			return err
+		}
+		ready := len(files) > 0
+		for _, f := range files {
+			if _, err := os.Stat(filepath.Join(dir, f.Path+segindex.Ext)); !f.Compressed || err != nil {
+				ready = false
+			}
+		}
+		if ready {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s: segments not all compressed and indexed after %s", dir, limit)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// spateDisk returns the bytes of a data directory's segments and sidecars.
+func spateDisk(dir string) (seg, idx int64, err error) {
+	err = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch name := d.Name(); {
+		case strings.HasSuffix(name, segindex.Ext):
+			idx += fi.Size()
+		case strings.HasSuffix(name, ".ndjson"):
+			// A plain segment stays beside its .zst for a while.
+			if _, err := os.Stat(p + ".zst"); err != nil {
+				seg += fi.Size()
+			}
+		case strings.HasSuffix(name, ".ndjson.zst"):
+			seg += fi.Size()
+		}
+		return nil
+	})
+	return seg, idx, err
+}
+
+// dirBytes is the size of the regular files under dir.
+func dirBytes(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+// startVictoriaLogsBench starts VictoriaLogs on dir at a free port and
+// waits until it answers.
+func startVictoriaLogsBench(ctx context.Context, bin, dir string) (*exec.Cmd, string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, "", err
+	}
+	addr := l.Addr().String()
+	l.Close()
+	cmd := exec.Command(bin, "-storageDataPath="+dir, "-httpListenAddr="+addr, "-loggerLevel=WARN", "-retentionPeriod=100y")
+	cmd.Stderr = newLineTail(20)
+	if err := cmd.Start(); err != nil {
+		return nil, "", fmt.Errorf("cannot start VictoriaLogs: %w", err)
+	}
+	u := "http://" + addr
+	for range 300 {
+		if code, _, err := httpGet(ctx, u+"/health"); err == nil && code == http.StatusOK {
+			return cmd, u, nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	return nil, "", errors.New("VictoriaLogs did not answer /health within 30 s")
+}
+
+// indexCPUSeconds builds the sidecar index of the logs at path (1 MiB
+// blocks, as sealing does, without compressing them) and returns the CPU
+// seconds it took this process.
+func indexCPUSeconds(path string) (float64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	b, err := segindex.NewBuilder(query.NewIndexLines())
+	if err != nil {
+		return 0, err
+	}
+	var ru0, ru1 syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+	buf := make([]byte, 0, 2*segment.BlockSize)
+	eof := false
+	for !eof || len(buf) > 0 {
+		for !eof && len(buf) < cap(buf) {
+			n, err := f.Read(buf[len(buf):cap(buf)])
+			buf = buf[:len(buf)+n]
+			if errors.Is(err, io.EOF) {
+				eof = true
+			} else if err != nil {
+				return 0, err
+			}
+		}
+		cut := len(buf)
+		if !eof || cut > segment.BlockSize {
+			cut = bytes.LastIndexByte(buf[:min(len(buf), segment.BlockSize)], '\n') + 1
+			if cut == 0 {
+				cut = len(buf)
+			}
+		}
+		b.Add(buf[:cut], 0, 0)
+		buf = buf[:copy(buf, buf[cut:])]
+	}
+	b.Finish(0, 0)
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+	sec := func(tv syscall.Timeval) float64 { return float64(tv.Sec) + float64(tv.Usec)/1e6 }
+	return sec(ru1.Utime) - sec(ru0.Utime) + sec(ru1.Stime) - sec(ru0.Stime), nil
+}

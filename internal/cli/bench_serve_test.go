@@ -1,0 +1,44 @@
+package cli
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestBenchServe runs a small `spate bench serve`: spate alone, and beside
+// VictoriaLogs when SPATE_VICTORIALOGS names it; every query of the set is
+// reported, answers agree, and disk and CPU are reported.
+func TestBenchServe(t *testing.T) {
+	t.Setenv(mainEnv, "1") // spate serve re-executed from this binary acts as spate
+	args := []string{"bench", "serve", "--size", "4MiB", "--rounds", "1"}
+	vl := os.Getenv("SPATE_VICTORIALOGS")
+	if vl != "" {
+		args = append(args, "--victoria-logs", vl)
+	} else {
+		args = append(args, "--no-victoria-logs")
+	}
+	code, out, stderr := runCLI(t, args...)
+	if code != ExitOK {
+		t.Fatalf("bench serve: exit %d\n%s", code, stderr)
+	}
+	report := string(out)
+	for _, want := range []string{
+		"`* \\| stats by (service) count() n`", "`level:=error \\| stats count() n`", "`error \\| limit 10`",
+		"`trace_id:=", "`upstream \\| stats count() n`", "| disk: segments + sidecars |",
+		"| CPU: index building alone vs ingestion",
+	} {
+		if !strings.Contains(report, want) {
+			t.Errorf("report lacks %q:\n%s", want, report)
+		}
+	}
+	if strings.Contains(report, "DIFFER") || strings.Contains(report, "cannot compare") {
+		t.Errorf("answers differ:\n%s", report)
+	}
+	if vl != "" && strings.Count(report, "| same") < 7 {
+		t.Errorf("answers not compared with VictoriaLogs:\n%s", report)
+	}
+	if code, _, _ := runCLI(t, "bench", "serve", "--rounds", "0"); code != ExitUsage {
+		t.Errorf("--rounds 0: exit %d, want usage", code)
+	}
+}
