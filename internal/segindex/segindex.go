@@ -47,9 +47,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"unsafe"
 
 	"github.com/cespare/xxhash/v2"
+
+	"github.com/spate-io/spate/internal/bytesutil"
 )
 
 // Version is the format version this package writes and reads.
@@ -484,7 +485,7 @@ func ParseString(raw []byte, rows int, c *StringColumn) error {
 				continue
 			}
 			v := raw[:l-1]
-			c.vals, c.absent = append(c.vals, unsafe.String(unsafe.SliceData(v), len(v))), append(c.absent, false)
+			c.vals, c.absent = append(c.vals, bytesutil.ToUnsafeString(v)), append(c.absent, false)
 			raw = raw[l-1:]
 		}
 		if len(raw) != 0 {
@@ -507,7 +508,7 @@ func ParseString(raw []byte, rows int, c *StringColumn) error {
 			return fmt.Errorf("bad dictionary value: %w", ErrCorrupt)
 		}
 		v := raw[k : k+int(l)]
-		c.Dict = append(c.Dict, unsafe.String(unsafe.SliceData(v), len(v)))
+		c.Dict = append(c.Dict, bytesutil.ToUnsafeString(v))
 		raw = raw[k+int(l):]
 	}
 	c.width = idWidth(len(c.Dict))
