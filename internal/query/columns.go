@@ -291,6 +291,7 @@ type colWorker struct {
 	tbuf  []byte
 	times []int64
 	lines []byte // a block's lines, when its columns fail (blockLines)
+	cbuf  []byte // column frames read (where the sidecar is not mapped)
 	// Fast paths: which dictionary ids the filter matches; histogram's
 	// counts and the radix of each by-field.
 	match  []bool
@@ -638,11 +639,12 @@ func (e *executor) histogram(w *workerState, cw *colWorker, blk *segindex.Block,
 // readColumn reads and decompresses one column frame into dst.
 func (e *executor) readColumn(cw *colWorker, ix *segindex.Index, ref segindex.ColumnRef, dst []byte) ([]byte, error) {
 	var err error
-	if cw.zbuf, err = ix.ReadColumn(ref, cw.zbuf); err != nil {
+	var frame []byte
+	if frame, cw.cbuf, err = ix.ReadColumn(ref, cw.cbuf); err != nil {
 		return dst, err
 	}
 	e.colBytes.Add(ref.Len)
-	out, err := cw.dec.DecodeAll(cw.zbuf, dst[:0])
+	out, err := cw.dec.DecodeAll(frame, dst[:0])
 	if err != nil {
 		return dst, fmt.Errorf("cannot decompress: %w (%w)", err, segindex.ErrCorrupt)
 	}
@@ -771,13 +773,14 @@ func tokensAbsent(ix *segindex.Index, blk *segindex.Block, reqs []tokenReq, buf 
 		if !ok {
 			return true, buf
 		}
-		var err error
-		if buf, err = ix.ReadBloom(ref, buf); err != nil {
+		bloom, nbuf, err := ix.ReadBloom(ref, buf)
+		buf = nbuf
+		if err != nil {
 			continue
 		}
 		if !slices.ContainsFunc(rq.alts, func(hs []uint64) bool {
 			for _, h := range hs {
-				if !segindex.BloomHas(buf, h) {
+				if !segindex.BloomHas(bloom, h) {
 					return false
 				}
 			}

@@ -53,6 +53,10 @@ import (
 	"github.com/spate-io/spate/internal/bytesutil"
 )
 
+// noMap makes Open read with pread only (tests of the path used where
+// sidecars cannot be mapped).
+var noMap = false
+
 // Version is the format version this package writes and reads.
 const Version = 1
 
@@ -165,6 +169,7 @@ type Index struct {
 	Fields    []string
 	Blocks    []Block
 	f         *os.File
+	mapped    []byte // the whole file, mapped (nil: read with pread)
 	dataStart int64
 	dataLen   int64
 	byName    map[string]int
@@ -179,8 +184,13 @@ func (ix *Index) FieldID(name string) int {
 	return -1
 }
 
-// Close closes the sidecar file.
-func (ix *Index) Close() error { return ix.f.Close() }
+// Close unmaps and closes the sidecar file. Slices ReadColumn and
+// ReadBloom returned must no longer be used.
+func (ix *Index) Close() error {
+	unmapFile(ix.mapped)
+	ix.mapped = nil
+	return ix.f.Close()
+}
 
 // Open reads the sidecar f of the segment whose .zst has size zstSize and
 // modification time zstMtime (Unix ns). It takes f over: Close closes it,
@@ -228,6 +238,9 @@ func Open(f *os.File, zstSize, zstMtime int64) (ix *Index, err error) {
 	if ix.ZstSize != zstSize || ix.ZstMtime != zstMtime {
 		return nil, fmt.Errorf("index is of a segment of %d bytes modified at %d, the segment has %d bytes modified at %d: %w",
 			ix.ZstSize, ix.ZstMtime, zstSize, zstMtime, ErrStale)
+	}
+	if !noMap {
+		ix.mapped = mapFile(f, fi.Size())
 	}
 	return ix, nil
 }
@@ -388,31 +401,39 @@ func (ix *Index) checkRef(c ColumnRef) error {
 	return nil
 }
 
-// ReadBloom reads the token bloom c into dst[:0] (grown as needed) and
-// returns it, checked against its checksum: a damaged bloom is an error,
-// never a wrong answer. Safe for concurrent use.
-func (ix *Index) ReadBloom(c ColumnRef, dst []byte) ([]byte, error) {
-	dst, err := ix.ReadColumn(c, dst)
+// ReadBloom returns the token bloom c as ReadColumn does, checked against
+// its checksum: a damaged bloom is an error, never a wrong answer. Safe for
+// concurrent use.
+func (ix *Index) ReadBloom(c ColumnRef, buf []byte) (bloom, newBuf []byte, err error) {
+	bloom, buf, err = ix.ReadColumn(c, buf)
 	if err != nil {
-		return dst, err
+		return nil, buf, err
 	}
-	if xxhash.Sum64(dst) != uint64(c.RawLen) {
-		return dst, fmt.Errorf("bloom checksum mismatch: %w", ErrCorrupt)
+	if xxhash.Sum64(bloom) != uint64(c.RawLen) {
+		return nil, buf, fmt.Errorf("bloom checksum mismatch: %w", ErrCorrupt)
 	}
-	return dst, nil
+	return bloom, buf, nil
 }
 
-// ReadColumn reads the frame of c into dst[:0] (grown as needed) and
-// returns it, compressed. Safe for concurrent use.
-func (ix *Index) ReadColumn(c ColumnRef, dst []byte) ([]byte, error) {
-	if int64(cap(dst)) < c.Len {
-		dst = make([]byte, c.Len)
+// ReadColumn returns the frame of c, compressed. Where the sidecar is
+// mapped, frame is a slice of the mapping, valid until Close, that must
+// not be written to; elsewhere it is read into buf (grown as needed).
+// newBuf is buf, grown, for the caller to pass again: never frame, which
+// may be the mapping. Safe for concurrent use.
+func (ix *Index) ReadColumn(c ColumnRef, buf []byte) (frame, newBuf []byte, err error) {
+	if ix.mapped != nil {
+		// Fast path: no copy, no system call.
+		off := ix.dataStart + c.Off
+		return ix.mapped[off : off+c.Len : off+c.Len], buf, nil
 	}
-	dst = dst[:c.Len]
-	if _, err := ix.f.ReadAt(dst, ix.dataStart+c.Off); err != nil {
-		return dst, fmt.Errorf("cannot read column: %w", err)
+	if int64(cap(buf)) < c.Len {
+		buf = make([]byte, c.Len)
 	}
-	return dst, nil
+	buf = buf[:c.Len]
+	if _, err := ix.f.ReadAt(buf, ix.dataStart+c.Off); err != nil {
+		return nil, buf, fmt.Errorf("cannot read column: %w", err)
+	}
+	return buf, buf, nil
 }
 
 // Kinds of string column (the first byte of one).

@@ -128,7 +128,7 @@ func readAll(ix *Index) ([][]map[string]string, [][]int64, error) {
 			rows[r] = map[string]string{}
 		}
 		for _, c := range blk.Columns {
-			z, err := ix.ReadColumn(c, nil)
+			z, _, err := ix.ReadColumn(c, nil)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -149,7 +149,7 @@ func readAll(ix *Index) ([][]map[string]string, [][]int64, error) {
 		vals = append(vals, rows)
 		var ts []int64
 		if blk.Flags&FlagTime != 0 {
-			z, err := ix.ReadColumn(blk.Time, nil)
+			z, _, err := ix.ReadColumn(blk.Time, nil)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -163,7 +163,7 @@ func readAll(ix *Index) ([][]map[string]string, [][]int64, error) {
 		}
 		times = append(times, ts)
 		for _, c := range blk.Blooms {
-			b, err := ix.ReadBloom(c, nil)
+			b, _, err := ix.ReadBloom(c, nil)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -174,6 +174,14 @@ func readAll(ix *Index) ([][]map[string]string, [][]int64, error) {
 }
 
 func TestRoundTrip(t *testing.T) {
+	for _, nm := range []bool{false, true} {
+		noMap = nm
+		t.Run(fmt.Sprintf("pread=%v", nm), testRoundTrip)
+	}
+	noMap = false
+}
+
+func testRoundTrip(t *testing.T) {
 	lines := testLines(3000, 1)
 	zst, idx, blocks := buildIndex(t, lines, 400, -1, 12345)
 	ix, err := Open(writeTemp(t, idx), int64(len(zst)), 12345)
@@ -271,7 +279,7 @@ func TestBlooms(t *testing.T) {
 	for bi, blk := range ix.Blocks {
 		blooms := map[string][]byte{}
 		for _, c := range blk.Blooms {
-			b, err := ix.ReadBloom(c, nil)
+			b, _, err := ix.ReadBloom(c, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -361,6 +369,14 @@ func TestOpenRefuses(t *testing.T) {
 // reading its columns fails, or they read exactly as before. A damaged
 // sidecar may cost a fallback, never a wrong answer.
 func TestCorruptNeverLies(t *testing.T) {
+	for _, nm := range []bool{false, true} {
+		noMap = nm
+		t.Run(fmt.Sprintf("pread=%v", nm), testCorruptNeverLies)
+	}
+	noMap = false
+}
+
+func testCorruptNeverLies(t *testing.T) {
 	lines := testLines(400, 3)
 	zst, idx, _ := buildIndex(t, lines, 100, -1, 1)
 	ix, err := Open(writeTemp(t, idx), int64(len(zst)), 1)
