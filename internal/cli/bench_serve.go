@@ -237,7 +237,11 @@ func runBenchServe(ctx context.Context, o benchServeOpts, stdout, stderr io.Writ
 			r.agree = compareAnswers(spAns, vlAns, q.rows)
 		}
 		results[i] = r
-		say("%s: spate %.3f s, VictoriaLogs %.3f s, %s", q.name, r.sp, r.vl, r.agree)
+		if vlURL != "" {
+			say("%s: spate %.3f s, VictoriaLogs %.3f s, %s", q.name, r.sp, r.vl, r.agree)
+		} else {
+			say("%s: spate %.3f s", q.name, r.sp)
+		}
 	}
 
 	segBytes, idxBytes, err := spateDisk(spDir)

@@ -173,6 +173,11 @@ type Index struct {
 	dataStart int64
 	dataLen   int64
 	byName    map[string]int
+	// Sharing (OpenShared), guarded by shared.mu.
+	id      fileID
+	shared  bool
+	refs    int
+	evicted bool
 }
 
 // FieldID returns the id of the named field, or -1 when no row of the
@@ -184,9 +189,17 @@ func (ix *Index) FieldID(name string) int {
 	return -1
 }
 
-// Close unmaps and closes the sidecar file. Slices ReadColumn and
-// ReadBloom returned must no longer be used.
+// Close unmaps and closes the sidecar file, or, for an Index of
+// OpenShared, releases it. Slices ReadColumn and ReadBloom returned must no
+// longer be used.
 func (ix *Index) Close() error {
+	if ix.shared {
+		return ix.release()
+	}
+	return ix.close()
+}
+
+func (ix *Index) close() error {
 	unmapFile(ix.mapped)
 	ix.mapped = nil
 	return ix.f.Close()

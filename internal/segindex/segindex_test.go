@@ -427,3 +427,65 @@ func BenchmarkBuilder(b *testing.B) {
 		bl.Finish(1, 1)
 	}
 }
+
+// TestOpenShared: a sidecar opened twice is read once; a replaced one is
+// read again, while the Index opened before stays readable until closed;
+// a segment of another size is still refused.
+func TestOpenShared(t *testing.T) {
+	lines := testLines(300, 6)
+	zst, idx, _ := buildIndex(t, lines, 100, -1, 9)
+	dir := t.TempDir()
+	p := filepath.Join(dir, "seg.idx")
+	if err := os.WriteFile(p, idx, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	open := func(size int64) (*Index, error) {
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return OpenShared(p, f, size, 9)
+	}
+	a, err := open(int64(len(zst)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := open(int64(len(zst)))
+	if err != nil || a != b {
+		t.Fatalf("second open: %v, same Index %v", err, a == b)
+	}
+	if _, err := open(int64(len(zst)) + 1); !errors.Is(err, ErrStale) {
+		t.Fatalf("a segment of another size: %v", err)
+	}
+	// Replace the file (a rebuild renames a new one into place).
+	tmp := p + ".tmp"
+	if err := os.WriteFile(tmp, idx, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		t.Fatal(err)
+	}
+	c, err := open(int64(len(zst)))
+	if err != nil || c == a {
+		t.Fatalf("after a replace: %v, same Index %v", err, c == a)
+	}
+	for _, ix := range []*Index{a, b, c} {
+		if _, _, err := readAll(ix); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a.Close()
+	if _, _, err := readAll(b); err != nil { // b is a: still held once
+		t.Fatal(err)
+	}
+	b.Close()
+	c.Close()
+	shared.mu.Lock()
+	if ix := shared.m[p]; ix != c || ix.refs != 0 {
+		t.Errorf("cache holds %p with %d refs, want the newest with 0", ix, ix.refs)
+	}
+	if a.mapped != nil {
+		t.Errorf("the replaced Index was not closed when released")
+	}
+	shared.mu.Unlock()
+}

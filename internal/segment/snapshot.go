@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spate-io/spate/internal/segindex"
@@ -24,6 +25,7 @@ import (
 // its .zst. A Snapshot holds the directory open (os.Root): Close it.
 type Snapshot struct {
 	root *os.Root
+	dir  string // absolute
 	// Live reports that a Store had the directory open when the snapshot
 	// was taken.
 	Live bool
@@ -57,7 +59,12 @@ func OpenSnapshot(dir string, t Tenant) (*Snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot open segment directory: %w", err)
 	}
-	s := &Snapshot{root: root}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		root.Close()
+		return nil, err
+	}
+	s := &Snapshot{root: root, dir: abs}
 	if s.Live, err = isLocked(root); err != nil {
 		root.Close()
 		return nil, fmt.Errorf("cannot read segment directory %q: %w", dir, err)
@@ -163,7 +170,7 @@ func (s *Snapshot) OpenIndex(f *SnapshotFile) (*segindex.Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	ix, err := segindex.Open(fh, fi.Size(), fi.ModTime().UnixNano())
+	ix, err := segindex.OpenShared(filepath.Join(s.dir, zpath+idxExt), fh, fi.Size(), fi.ModTime().UnixNano())
 	if err != nil {
 		return nil, err
 	}
