@@ -47,6 +47,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync/atomic"
 
 	"github.com/cespare/xxhash/v2"
 
@@ -130,6 +131,7 @@ type ColumnRef struct {
 	Off    int64 // offset in the data area
 	Len    int64 // frame length
 	RawLen int64 // decompressed length
+	slot   int   // a bloom's index in Index.checked
 }
 
 // Has reports whether some row of b has field id.
@@ -173,6 +175,9 @@ type Index struct {
 	dataStart int64
 	dataLen   int64
 	byName    map[string]int
+	// checked marks the blooms whose checksum matched once: an Index kept
+	// between queries (OpenShared) hashes each bloom once, not per query.
+	checked []atomic.Bool
 	// Sharing (OpenShared), guarded by shared.mu.
 	id      fileID
 	shared  bool
@@ -331,6 +336,7 @@ func (ix *Index) parseTable(table []byte) error {
 	nb := r.count(8)
 	ix.Blocks = make([]Block, nb)
 	var rows int64
+	blooms := 0
 	for i := range ix.Blocks {
 		b := &ix.Blocks[i]
 		b.ZOff = int64(r.uvarint())
@@ -369,6 +375,8 @@ func (ix *Index) parseTable(table []byte) error {
 		b.Blooms = make([]ColumnRef, nbl)
 		for j := range b.Blooms {
 			b.Blooms[j] = r.column()
+			b.Blooms[j].slot = blooms
+			blooms++
 			if b.Blooms[j].Field >= nf || !b.Has(b.Blooms[j].Field) {
 				return fmt.Errorf("block %d: bloom of an absent field %d", i, b.Blooms[j].Field)
 			}
@@ -400,6 +408,7 @@ func (ix *Index) parseTable(table []byte) error {
 	if rows != ix.Rows {
 		return fmt.Errorf("blocks hold %d rows, the table says %d", rows, ix.Rows)
 	}
+	ix.checked = make([]atomic.Bool, blooms)
 	return nil
 }
 
@@ -422,8 +431,14 @@ func (ix *Index) ReadBloom(c ColumnRef, buf []byte) (bloom, newBuf []byte, err e
 	if err != nil {
 		return nil, buf, err
 	}
+	if c.slot >= 0 && c.slot < len(ix.checked) && ix.checked[c.slot].Load() && ix.mapped != nil {
+		return bloom, buf, nil // Fast path: the mapped bytes were checked before.
+	}
 	if xxhash.Sum64(bloom) != uint64(c.RawLen) {
 		return nil, buf, fmt.Errorf("bloom checksum mismatch: %w", ErrCorrupt)
+	}
+	if c.slot >= 0 && c.slot < len(ix.checked) {
+		ix.checked[c.slot].Store(true)
 	}
 	return bloom, buf, nil
 }
