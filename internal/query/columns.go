@@ -61,7 +61,7 @@ var columnStatsFuncs = map[string]bool{
 // columnFields returns the fields a query reads when its rows may come
 // from a segment's hot columns instead of its lines: only filters before a
 // stats pipe of order-independent functions, every field named (no
-// patterns), neither _msg nor the _time text, and the default Options for
+// patterns), not the _time text, and the default Options for
 // reading lines (those the columns were built with). ok is false otherwise.
 func (p *plan) columnFields() (fields []string, ok bool) {
 	o := &p.opts
@@ -100,7 +100,7 @@ func (p *plan) columnFields() (fields []string, ok bool) {
 	}
 	for _, n := range need.names {
 		switch n {
-		case "_msg", "_time":
+		case "_time":
 			return nil, false
 		case "_stream", "_stream_id":
 			if o.StoreFields {

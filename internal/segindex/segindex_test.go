@@ -216,10 +216,7 @@ func testRoundTrip(t *testing.T) {
 			if _, ok := blk.Column(ix.FieldID("trace")); ok {
 				t.Errorf("block %d: the id field got a column", bi)
 			}
-			if _, ok := blk.Column(ix.FieldID("_msg")); ok {
-				t.Errorf("block %d: _msg got a column", bi)
-			}
-			for _, f := range []string{"level", "status", "latency"} {
+			for _, f := range []string{"level", "status", "latency", "_msg"} {
 				if _, ok := blk.Column(ix.FieldID(f)); !ok {
 					t.Errorf("block %d: no column for %s", bi, f)
 				}
