@@ -1,9 +1,9 @@
 // Package segindex reads and writes the sidecar index of a sealed,
 // compressed spate segment: where each of its blocks (independent zstd
 // frames of whole lines) starts, what the block holds (rows, _time range,
-// field names) and hot columns, a columnar copy of the block's short
-// fields, so that a query that reads only such fields never decompresses
-// or parses the lines.
+// field names, token blooms) and hot columns, a columnar copy of the
+// block's short fields and of its messages, so that a query that reads
+// only those never decompresses or parses the lines.
 //
 // The index is a cache of the segment, never trusted over it. It names the
 // segment's size and modification time, its table is checksummed and every
