@@ -598,27 +598,11 @@ func indexCPUSeconds(path string) (float64, error) {
 	}
 	var ru0, ru1 syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
-	buf := make([]byte, 0, 2*segment.BlockSize)
-	eof := false
-	for !eof || len(buf) > 0 {
-		for !eof && len(buf) < cap(buf) {
-			n, err := f.Read(buf[len(buf):cap(buf)])
-			buf = buf[:len(buf)+n]
-			if errors.Is(err, io.EOF) {
-				eof = true
-			} else if err != nil {
-				return 0, err
-			}
-		}
-		cut := len(buf)
-		if !eof || cut > segment.BlockSize {
-			cut = bytes.LastIndexByte(buf[:min(len(buf), segment.BlockSize)], '\n') + 1
-			if cut == 0 {
-				cut = len(buf)
-			}
-		}
-		b.Add(buf[:cut], 0, 0)
-		buf = buf[:copy(buf, buf[cut:])]
+	if _, err := segment.EachBlock(f, nil, func(block []byte) error {
+		b.Add(block, 0, 0)
+		return nil
+	}); err != nil {
+		return 0, err
 	}
 	b.Finish(0, 0)
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)

@@ -116,14 +116,7 @@ type Block struct {
 
 // Bloom returns b's token bloom of field id; ok is false when the block
 // has none (the field is absent, has no tokens, or gets no bloom).
-func (b *Block) Bloom(id int) (ColumnRef, bool) {
-	for _, c := range b.Blooms {
-		if c.Field == id {
-			return c, true
-		}
-	}
-	return ColumnRef{}, false
-}
+func (b *Block) Bloom(id int) (ColumnRef, bool) { return refOf(b.Blooms, id) }
 
 // ColumnRef locates one column frame in the data area.
 type ColumnRef struct {
@@ -152,8 +145,11 @@ func (b *Block) Has(id int) bool {
 }
 
 // Column returns b's column of field id.
-func (b *Block) Column(id int) (ColumnRef, bool) {
-	for _, c := range b.Columns {
+func (b *Block) Column(id int) (ColumnRef, bool) { return refOf(b.Columns, id) }
+
+// refOf returns the ref of field id in refs.
+func refOf(refs []ColumnRef, id int) (ColumnRef, bool) {
+	for _, c := range refs {
 		if c.Field == id {
 			return c, true
 		}

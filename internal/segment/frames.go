@@ -88,29 +88,50 @@ func (c *compressor) writeFramed(src io.Reader, zname string) (int64, error) {
 // lines, indexing each with b (when not nil), and returns the bytes
 // written. It checks c.stop between frames.
 func (c *compressor) frames(src io.Reader, dst io.Writer, b *segindex.Builder) (int64, error) {
-	if cap(c.buf) < 2*BlockSize {
-		c.buf = make([]byte, 0, 2*BlockSize)
-	}
-	buf := c.buf[:0]
 	var off int64
-	eof := false
-	for {
+	var err error
+	c.buf, err = EachBlock(src, c.buf, func(block []byte) error {
 		select {
 		case <-c.stop:
-			return 0, errAbandoned
+			return errAbandoned
 		default:
 		}
+		c.zbuf = c.enc.EncodeAll(block, c.zbuf[:0])
+		if _, err := dst.Write(c.zbuf); err != nil {
+			return fmt.Errorf("cannot write: %w", err)
+		}
+		if b != nil {
+			b.Add(block, off, int64(len(c.zbuf)))
+		}
+		off += int64(len(c.zbuf))
+		return nil
+	})
+	return off, err
+}
+
+// EachBlock reads src (whole lines) to its end and calls fn with each
+// block, cut as sealed segments are: whole lines up to BlockSize bytes, or
+// one longer line. A block is valid only during the call; an error from
+// fn stops the reading and is returned. buf is the buffer to read into
+// (grown to 2*BlockSize, or more for a longer line), returned for reuse.
+func EachBlock(src io.Reader, buf []byte, fn func(block []byte) error) ([]byte, error) {
+	if cap(buf) < 2*BlockSize {
+		buf = make([]byte, 0, 2*BlockSize)
+	}
+	buf = buf[:0]
+	eof := false
+	for {
 		for !eof && len(buf) < cap(buf) {
 			n, err := src.Read(buf[len(buf):cap(buf)])
 			buf = buf[:len(buf)+n]
 			if errors.Is(err, io.EOF) {
 				eof = true
 			} else if err != nil {
-				return 0, fmt.Errorf("cannot read: %w", err)
+				return buf, fmt.Errorf("cannot read: %w", err)
 			}
 		}
 		if len(buf) == 0 {
-			break
+			return buf, nil
 		}
 		cut := blockCut(buf, eof)
 		if cut == 0 {
@@ -118,18 +139,11 @@ func (c *compressor) frames(src io.Reader, dst io.Writer, b *segindex.Builder) (
 			buf = append(buf, make([]byte, cap(buf))...)[:len(buf)]
 			continue
 		}
-		c.zbuf = c.enc.EncodeAll(buf[:cut], c.zbuf[:0])
-		if _, err := dst.Write(c.zbuf); err != nil {
-			return 0, fmt.Errorf("cannot write: %w", err)
+		if err := fn(buf[:cut]); err != nil {
+			return buf, err
 		}
-		if b != nil {
-			b.Add(buf[:cut], off, int64(len(c.zbuf)))
-		}
-		off += int64(len(c.zbuf))
 		buf = buf[:copy(buf, buf[cut:])]
 	}
-	c.buf = buf
-	return off, nil
 }
 
 // blockCut returns how many bytes of buf make the next block: whole lines
