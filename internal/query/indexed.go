@@ -1,0 +1,392 @@
+package query
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/spate-io/spate/internal/fileread"
+	"github.com/spate-io/spate/internal/segindex"
+)
+
+// This file reads spate serve segments through their sidecar indexes
+// (package segindex): which blocks a query reads and how (indexJobs), the
+// workers that read them (scanJobs), blocks read from their lines
+// (lineBlock) and blocks ruled out by token blooms (requiredTokens). The
+// rows of blocks read from hot columns are made in columns.go.
+
+// idxSegment is an input with a sidecar index, read block by block: from
+// its hot columns, or from its lines (each frame decoded alone).
+type idxSegment struct {
+	input int
+	name  string
+	ix    *segindex.Index
+	cols  bool     // rows come from columns
+	ids   []int    // with cols: the field id of each column field (-1: no row has it)
+	f     *os.File // without cols: the .zst, checked against the sidecar
+}
+
+// segJob is one block of an idxSegment.
+type segJob struct {
+	seg   *idxSegment
+	block int
+	// skip: a block the sidecar rules out, handed on as skipped bytes so
+	// that rows in file order still cover the input (ordered queries).
+	skip bool
+}
+
+// segJobs are the blocks a run reads through sidecars, in input order.
+type segJobs struct {
+	jobs   []segJob
+	fields []string // the column fields, for segments read from columns
+	segs   []*idxSegment
+}
+
+func (j *segJobs) close() {
+	for _, s := range j.segs {
+		if s.f != nil {
+			s.f.Close()
+		}
+	}
+}
+
+// indexJobs splits inputs into blocks read through sidecar indexes and the
+// rest (with their original indexes). A segment with a sidecar is read from
+// its hot columns when the query allows it and every block it does not
+// skip has them (see columnFields), else from its lines block by block;
+// either way its blocks outside the query's time range are skipped. Rows
+// in file order (an ordered query) need the indexed segments to come
+// before the others, so only the leading ones are. indexed is false when
+// no input is read through its sidecar (rest is inputs).
+func (e *executor) indexJobs(inputs []string) (jobs *segJobs, rest []string, restIdx []int, indexed bool) {
+	jobs = &segJobs{}
+	if e.p.opts.Index == nil || !e.p.defaultReading() {
+		return jobs, inputs, nil, false
+	}
+	pr, err := NewPruner(e.p.q)
+	if err != nil {
+		return jobs, inputs, nil, false
+	}
+	reqs := requiredTokens(e.p.filter)
+	var bloom []byte
+	fields, colsOK := e.p.columnFields()
+	jobs.fields = fields
+	if colsOK {
+		e.fast = e.p.fastPaths(fields)
+	}
+	ordered := e.order != nil && !e.p.opts.Unordered
+	leading := true
+	for i, name := range inputs {
+		var seg *idxSegment
+		if leading {
+			seg = e.indexSegment(i, name, fields, colsOK)
+		}
+		if seg == nil {
+			leading = !ordered
+			rest = append(rest, name)
+			restIdx = append(restIdx, i)
+			continue
+		}
+		indexed = true
+		jobs.segs = append(jobs.segs, seg)
+		for b := range seg.ix.Blocks {
+			blk := &seg.ix.Blocks[b]
+			skip := blk.Flags&segindex.FlagTime != 0 && pr.SkipTimes(blk.MinTime, blk.MaxTime)
+			if skip {
+				e.colSkipped.Add(1)
+			} else if len(reqs) > 0 {
+				if skip, bloom = tokensAbsent(seg.ix, blk, reqs, bloom); skip {
+					e.tokSkipped.Add(1)
+				}
+			}
+			if skip {
+				e.colSkippedRows.Add(int64(blk.Rows))
+				if ordered {
+					jobs.jobs = append(jobs.jobs, segJob{seg: seg, block: b, skip: true})
+				}
+				continue
+			}
+			jobs.jobs = append(jobs.jobs, segJob{seg: seg, block: b})
+		}
+		if ordered {
+			if err := e.order.done(i, seg.ix.RawSize); err != nil && !errors.Is(err, errStop) {
+				e.order.fail(err)
+			}
+		}
+	}
+	return jobs, rest, restIdx, indexed
+}
+
+// indexSegment returns input i as an idxSegment, or nil when it has no
+// usable sidecar (or its .zst no longer matches it).
+func (e *executor) indexSegment(i int, name string, fields []string, colsOK bool) *idxSegment {
+	ix := e.p.opts.Index(name)
+	if ix == nil {
+		return nil
+	}
+	seg := &idxSegment{input: i, name: name, ix: ix}
+	if colsOK && columnsCover(ix, fields, e.p.needTime) {
+		seg.cols = true
+		for _, f := range fields {
+			seg.ids = append(seg.ids, ix.FieldID(f))
+		}
+		return seg
+	}
+	if e.open == nil {
+		return nil
+	}
+	f, limit, err := e.open(name)
+	if err != nil {
+		return nil
+	}
+	fi, err := f.Stat()
+	if err != nil || fi.Size() != ix.ZstSize || fi.ModTime().UnixNano() != ix.ZstMtime || (limit >= 0 && limit != ix.RawSize) {
+		// Rewritten since the sidecar was opened: read it as a file.
+		f.Close()
+		return nil
+	}
+	seg.f = f
+	return seg
+}
+
+// columnsCover reports whether every block of ix has a column (or no
+// row) for each of fields, and a _time column when needTime.
+func columnsCover(ix *segindex.Index, fields []string, needTime bool) bool {
+	ids := make([]int, len(fields))
+	for i, f := range fields {
+		ids[i] = ix.FieldID(f)
+	}
+	for b := range ix.Blocks {
+		blk := &ix.Blocks[b]
+		if blk.Flags&segindex.FlagColumns == 0 || (needTime && blk.Flags&segindex.FlagTime == 0) {
+			return false
+		}
+		for _, id := range ids {
+			if id < 0 || !blk.Has(id) {
+				continue
+			}
+			if _, ok := blk.Column(id); !ok {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// scanJobs runs jobs on the workers, in parallel, in order as far as the
+// workers take them: each block's rows are made from its columns, or its
+// frame is decoded and scanned as a chunk, and go through the filter and
+// pipes as a scan's rows would.
+func (e *executor) scanJobs(ctx context.Context, jobs *segJobs) error {
+	var next atomic.Int64
+	errs := make([]error, len(e.workers))
+	var wg sync.WaitGroup
+	for wid := range e.workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cw := &colWorker{
+				dec:  colDecoders.Get().(*zstd.Decoder),
+				raw:  make([][]byte, len(jobs.fields)),
+				cols: make([]segindex.StringColumn, len(jobs.fields)),
+				has:  make([]bool, len(jobs.fields)),
+			}
+			defer colDecoders.Put(cw.dec)
+			for !e.stopped.Load() && ctx.Err() == nil {
+				j := int(next.Add(1) - 1)
+				if j >= len(jobs.jobs) {
+					return
+				}
+				job := jobs.jobs[j]
+				began := time.Now()
+				var err error
+				switch {
+				case job.skip:
+					blk := &job.seg.ix.Blocks[job.block]
+					err = e.chunk(wid, &fileread.Chunk{Input: job.seg.input, Name: job.seg.name, Seq: int64(job.block), Offset: blk.RawOff, Skip: blk.RawLen})
+				case job.seg.cols:
+					err = e.columnBlock(e.workers[wid], cw, job, jobs.fields)
+				default:
+					err = e.lineBlock(wid, cw, job)
+				}
+				if errors.Is(err, fileread.Stop) || errors.Is(err, errStop) {
+					e.stopped.Store(true)
+					return
+				}
+				if err != nil {
+					errs[wid] = err
+					e.stopped.Store(true)
+					return
+				}
+				if e.pace != nil {
+					e.pace(ctx, time.Since(began))
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// lineBlock decodes the frame of block j alone and hands its lines to
+// worker wid as a chunk.
+func (e *executor) lineBlock(wid int, cw *colWorker, j segJob) error {
+	blk := &j.seg.ix.Blocks[j.block]
+	raw, err := readFrame(j.seg.f, blk, cw)
+	if err != nil {
+		return fmt.Errorf("%s: block %d: %w (the segment or its sidecar is damaged: `spate index --force` rebuilds the sidecar, `--no-index` reads without it)", j.seg.name, j.block, err)
+	}
+	e.blockLines.Add(1)
+	e.blockBytes.Add(blk.RawLen)
+	return e.chunk(wid, &fileread.Chunk{Input: j.seg.input, Name: j.seg.name, Seq: int64(j.block), Offset: blk.RawOff, Data: raw})
+}
+
+// readFrame reads and decodes the frame of blk from f into cw.lines.
+func readFrame(f *os.File, blk *segindex.Block, cw *colWorker) ([]byte, error) {
+	if int64(cap(cw.zbuf)) < blk.ZLen {
+		cw.zbuf = make([]byte, blk.ZLen)
+	}
+	cw.zbuf = cw.zbuf[:blk.ZLen]
+	if _, err := f.ReadAt(cw.zbuf, blk.ZOff); err != nil {
+		return nil, fmt.Errorf("cannot read frame: %w", err)
+	}
+	raw, err := cw.dec.DecodeAll(cw.zbuf, cw.lines[:0])
+	cw.lines = raw
+	if err != nil {
+		return nil, fmt.Errorf("cannot decode frame: %w", err)
+	}
+	if int64(len(raw)) != blk.RawLen {
+		return nil, fmt.Errorf("frame holds %d bytes, the index says %d", len(raw), blk.RawLen)
+	}
+	return raw, nil
+}
+
+// tokenReq says a row can match only if its field holds, as tokens, every
+// hash of one of alts.
+type tokenReq struct {
+	field string
+	alts  [][]uint64
+}
+
+// requiredTokens returns what the filter's top-level conjuncts need of
+// tokens (words, phrases, exact values, case-sensitive), for token blooms
+// (segindex.HasBloom) to rule blocks out.
+func requiredTokens(f Filter) []tokenReq {
+	top := []Filter{f}
+	if a, ok := f.(*FilterAnd); ok {
+		top = a.Filters
+	}
+	var reqs []tokenReq
+	for _, f := range top {
+		var field string
+		var alts [][]uint64
+		all := func(ss ...string) {
+			var hs []uint64
+			for _, s := range ss {
+				hs = segindex.AppendTokenHashes(hs, s)
+			}
+			alts = [][]uint64{hs}
+		}
+		switch f := f.(type) {
+		case *FilterPhrase:
+			if !f.CaseInsensitive {
+				field = f.Field
+				all(f.Phrase)
+			}
+		case *FilterPrefix:
+			if !f.CaseInsensitive {
+				field = f.Field
+				alts = [][]uint64{wholeTokens(f.Prefix)}
+			}
+		case *FilterExact:
+			field = f.Field
+			if f.Prefix {
+				alts = [][]uint64{wholeTokens(f.Value)}
+			} else {
+				all(f.Value)
+			}
+		case *FilterContainsAll:
+			field = f.Field
+			all(f.Phrases...)
+		case *FilterSeq:
+			field = f.Field
+			all(f.Phrases...)
+		case *FilterContainsAny:
+			field = f.Field
+			for _, p := range f.Phrases {
+				alts = append(alts, segindex.AppendTokenHashes(nil, p))
+			}
+		case *FilterIn:
+			field = f.Field
+			for _, v := range f.Values {
+				alts = append(alts, segindex.AppendTokenHashes(nil, v))
+			}
+		}
+		if field == "" || strings.HasSuffix(field, "*") || !segindex.HasBloom(field) || len(alts) == 0 ||
+			slices.ContainsFunc(alts, func(hs []uint64) bool { return len(hs) == 0 }) {
+			continue // a value without tokens could match
+		}
+		reqs = append(reqs, tokenReq{field: field, alts: alts})
+	}
+	return reqs
+}
+
+// wholeTokens returns the hashes of the tokens of a prefix that are whole
+// in any value it starts: all but a last one that the value may go on.
+func wholeTokens(prefix string) []uint64 {
+	hs := segindex.AppendTokenHashes(nil, prefix)
+	if r, _ := utf8.DecodeLastRuneInString(prefix); len(hs) > 0 && segindex.IsTokenRune(r) {
+		hs = hs[:len(hs)-1]
+	}
+	return hs
+}
+
+// tokensAbsent reports whether the blooms of blk rule out every row for
+// one of reqs: the field is absent from the block, has no tokens, or its
+// bloom lacks a token of every alternative. A bloom that cannot be read
+// rules nothing out. buf is reused for blooms and returned.
+func tokensAbsent(ix *segindex.Index, blk *segindex.Block, reqs []tokenReq, buf []byte) (bool, []byte) {
+	for _, rq := range reqs {
+		id := ix.FieldID(rq.field)
+		if id < 0 || !blk.Has(id) {
+			return true, buf
+		}
+		ref, ok := blk.Bloom(id)
+		if !ok {
+			return true, buf
+		}
+		bloom, nbuf, err := ix.ReadBloom(ref, buf)
+		buf = nbuf
+		if err != nil {
+			continue
+		}
+		if !slices.ContainsFunc(rq.alts, func(hs []uint64) bool {
+			for _, h := range hs {
+				if !segindex.BloomHas(bloom, h) {
+					return false
+				}
+			}
+			return true
+		}) {
+			return true, buf
+		}
+	}
+	return false, buf
+}
