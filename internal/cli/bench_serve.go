@@ -596,6 +596,7 @@ func indexCPUSeconds(path string) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
+	b.Numbers = query.IndexNumbers
 	var ru0, ru1 syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
 	if _, err := segment.EachBlock(f, nil, func(block []byte) error {

@@ -87,7 +87,7 @@ func runIndex(dir string, opts indexOptions, stderr io.Writer) error {
 	}
 	start := time.Now()
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	st, err := segment.Open(dir, segment.Options{IndexLines: query.NewIndexLines(), CompressDelay: -1, Logger: log})
+	st, err := segment.Open(dir, segment.Options{IndexLines: query.NewIndexLines(), IndexNumbers: query.IndexNumbers, CompressDelay: -1, Logger: log})
 	if errors.Is(err, segment.ErrLocked) {
 		return fmt.Errorf("%s is open in a running spate serve, which rebuilds missing sidecars itself when it starts: %w", dir, err)
 	}

@@ -1001,10 +1001,10 @@ func printQueryStats(w io.Writer, st query.Stats) {
 		fmt.Fprintf(w, "; %s lines that the filter rejected before their end were checked only up to there", formatThousands(st.EarlyRejected))
 	}
 	fmt.Fprintln(w)
-	if st.ColumnBlocks > 0 || st.SkippedBlocks > 0 || st.LineBlocks > 0 || st.TokenSkippedBlocks > 0 {
-		fmt.Fprintf(w, "spate: segment indexes: %s blocks (%s of lines) answered from columns, reading %s; %s blocks read from their lines; %s blocks skipped by time, %s by token blooms",
+	if st.ColumnBlocks > 0 || st.SkippedBlocks > 0 || st.LineBlocks > 0 || st.TokenSkippedBlocks > 0 || st.ValueSkippedBlocks > 0 {
+		fmt.Fprintf(w, "spate: segment indexes: %s blocks (%s of lines) answered from columns, reading %s; %s blocks read from their lines; %s blocks skipped by time, %s by numeric ranges or streams, %s by token blooms",
 			formatThousands(st.ColumnBlocks), formatSize(st.ColumnLineBytes), formatSize(st.ColumnBytes), formatThousands(st.LineBlocks),
-			formatThousands(st.SkippedBlocks), formatThousands(st.TokenSkippedBlocks))
+			formatThousands(st.SkippedBlocks), formatThousands(st.ValueSkippedBlocks), formatThousands(st.TokenSkippedBlocks))
 		if st.ColumnFallbacks > 0 {
 			fmt.Fprintf(w, "; %s blocks read from their lines because their columns could not be read", formatThousands(st.ColumnFallbacks))
 		}

@@ -63,10 +63,10 @@ type Stats struct {
 	// ColumnBlocks counts segment blocks whose rows were read from their
 	// sidecar's hot columns (see Options.Index) instead of their lines;
 	// SkippedBlocks those the sidecar ruled out by time, and
-	// TokenSkippedBlocks by its token blooms, unread (their rows count in
-	// Lines). ColumnFallbacks counts blocks whose columns
+	// TokenSkippedBlocks by its token blooms, ValueSkippedBlocks by its
+	// numeric ranges or streams, unread (their rows count in Lines). ColumnFallbacks counts blocks whose columns
 	// could not be read, so their lines were.
-	ColumnBlocks, SkippedBlocks, TokenSkippedBlocks, ColumnFallbacks int64
+	ColumnBlocks, SkippedBlocks, TokenSkippedBlocks, ValueSkippedBlocks, ColumnFallbacks int64
 	// ColumnBytes is what was read from sidecars; ColumnLineBytes the size
 	// of the lines the ColumnBlocks hold (not read). LineBlocks counts
 	// blocks of indexed segments read from their lines (decoded alone, in
@@ -140,7 +140,7 @@ func Run(ctx context.Context, q *Query, inputs []string, cfg fileread.Config, op
 	st.Spilled = p.spilled.Load()
 	st.ColumnBlocks, st.SkippedBlocks, st.ColumnFallbacks = e.colBlocks.Load(), e.colSkipped.Load(), e.colFallbacks.Load()
 	st.ColumnBytes, st.ColumnLineBytes, st.LineBlocks = e.colBytes.Load(), e.colLineBytes.Load(), e.blockLines.Load()
-	st.TokenSkippedBlocks = e.tokSkipped.Load()
+	st.TokenSkippedBlocks, st.ValueSkippedBlocks = e.tokSkipped.Load(), e.valSkipped.Load()
 	st.Lines += e.colSkippedRows.Load()
 	st.Duration = time.Since(start)
 	return st, err
@@ -169,7 +169,7 @@ type executor struct {
 	pace                                                func(context.Context, time.Duration) // fileread.Config.Pace, for blocks read through sidecars
 	colBlocks, colSkipped, colSkippedRows, colFallbacks atomic.Int64
 	colBytes, colLineBytes, blockBytes, blockLines      atomic.Int64
-	tokSkipped                                          atomic.Int64
+	tokSkipped, valSkipped                              atomic.Int64
 	fast                                                colFast // set before the workers start
 }
 

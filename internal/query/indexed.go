@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -77,6 +78,8 @@ func (e *executor) indexJobs(inputs []string) (jobs *segJobs, rest []string, res
 		return jobs, inputs, nil, false
 	}
 	reqs := requiredTokens(e.p.filter)
+	nreqs := requiredNumbers(e.p.filter)
+	streams := pr.HasStreams() && e.p.opts.StoreFields
 	var bloom []byte
 	fields, colsOK := e.p.columnFields()
 	jobs.fields = fields
@@ -103,6 +106,9 @@ func (e *executor) indexJobs(inputs []string) (jobs *segJobs, rest []string, res
 			skip := blk.Flags&segindex.FlagTime != 0 && pr.SkipTimes(blk.MinTime, blk.MaxTime)
 			if skip {
 				e.colSkipped.Add(1)
+			} else if len(nreqs) > 0 && numbersAbsent(seg.ix, blk, nreqs) || streams && streamsAbsent(pr, blk) {
+				skip = true
+				e.valSkipped.Add(1)
 			} else if len(reqs) > 0 {
 				if skip, bloom = tokensAbsent(seg.ix, blk, reqs, bloom); skip {
 					e.tokSkipped.Add(1)
@@ -389,4 +395,93 @@ func tokensAbsent(ix *segindex.Index, blk *segindex.Block, reqs []tokenReq, buf 
 		}
 	}
 	return false, buf
+}
+
+// numReq says a row can match only if its field holds a number in the
+// interval from lo to hi (each bound included or not).
+type numReq struct {
+	field        string
+	lo, hi       float64
+	loInc, hiInc bool
+}
+
+// requiredNumbers returns the numeric intervals the filter's top-level
+// conjuncts need (field:>N, field:<=N, field:range(A, B), ...), for blocks'
+// numeric ranges to rule blocks out: such filters match only values that
+// parse as numbers.
+func requiredNumbers(f Filter) []numReq {
+	top := []Filter{f}
+	if a, ok := f.(*FilterAnd); ok {
+		top = a.Filters
+	}
+	var reqs []numReq
+	for _, f := range top {
+		r := numReq{lo: math.Inf(-1), hi: math.Inf(1), loInc: true, hiInc: true}
+		switch f := f.(type) {
+		case *FilterCompare:
+			if f.IsString || math.IsNaN(f.Num) {
+				continue
+			}
+			r.field = f.Field
+			switch f.Op {
+			case ">":
+				r.lo, r.loInc = f.Num, false
+			case ">=":
+				r.lo = f.Num
+			case "<":
+				r.hi, r.hiInc = f.Num, false
+			case "<=":
+				r.hi = f.Num
+			default:
+				continue
+			}
+		case *FilterRange:
+			r.field, r.lo, r.hi, r.loInc, r.hiInc = f.Field, f.Lo, f.Hi, f.LoInc, f.HiInc
+		default:
+			continue
+		}
+		if r.field == "" || strings.HasSuffix(r.field, "*") {
+			continue
+		}
+		reqs = append(reqs, r)
+	}
+	return reqs
+}
+
+// numbersAbsent reports whether blk's numeric ranges rule out every row
+// for one of reqs: the field is absent, none of its values is a number, or
+// they all fall outside the interval. A field without a range rules
+// nothing out.
+func numbersAbsent(ix *segindex.Index, blk *segindex.Block, reqs []numReq) bool {
+	for _, rq := range reqs {
+		id := ix.FieldID(rq.field)
+		if id < 0 || !blk.Has(id) {
+			return true
+		}
+		n, ok := blk.Num(id)
+		switch {
+		case !ok:
+		case !n.Any:
+			return true
+		case n.Max < rq.lo || (n.Max == rq.lo && !rq.loInc):
+			return true
+		case n.Min > rq.hi || (n.Min == rq.hi && !rq.hiInc):
+			return true
+		}
+	}
+	return false
+}
+
+// streamsAbsent reports whether the pruner rules out every stream blk's
+// rows are in (when the block knows them).
+func streamsAbsent(pr *Pruner, blk *segindex.Block) bool {
+	if !blk.StreamsKnown || len(blk.Streams) == 0 {
+		return false
+	}
+	for _, st := range blk.Streams {
+		if !pr.SkipStream(st) {
+			return false
+		}
+	}
+	return true
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 
 	"github.com/cespare/xxhash/v2"
@@ -39,11 +41,20 @@ var notHot = map[string]bool{"_time": true}
 // fraction of the lines to decompress (about 15% of `spate gen` lines).
 const msgField = "_msg"
 
+// maxBlockStreams caps the _stream values a block lists; past it, its
+// streams are unknown.
+const maxBlockStreams = 32
+
 // Builder builds the sidecar of one segment block by block. It is not safe
 // for concurrent use. Cost: one LineReader call per line, one map lookup
 // per field value, and one zstd encode per column; memory is the columns'
 // compressed bytes plus one block's values.
 type Builder struct {
+	// Numbers, if set, parses a value as the query engine does for
+	// numeric filters; the block's column fields then get numeric ranges
+	// (NumRange). Set it before the first Add.
+	Numbers func(string) (float64, bool)
+
 	read   LineReader
 	enc    *zstd.Encoder
 	fields []string
@@ -80,6 +91,30 @@ type colAcc struct {
 	// skipped fields, of the dictionary at the end for the others.
 	bloom bool
 	toks  tokenSet
+	// The block's numeric range of the values seen (of plain columns, as
+	// they come; of dictionary ones, at the end): nums counts numbers,
+	// nan marks a NaN (no range then).
+	nums     int
+	nan      bool
+	min, max float64
+}
+
+// addNum adds v to c's numeric range.
+func (c *colAcc) addNum(v string, b *Builder) {
+	if b.Numbers == nil {
+		return
+	}
+	f, ok := b.Numbers(v)
+	switch {
+	case !ok:
+	case math.IsNaN(f):
+		c.nan = true
+	case c.nums == 0:
+		c.min, c.max, c.nums = f, f, 1
+	default:
+		c.min, c.max = min(c.min, f), max(c.max, f)
+		c.nums++
+	}
 }
 
 // addTokens adds the tokens of v to c's token set.
@@ -119,6 +154,7 @@ func (b *Builder) Add(raw []byte, zoff, zlen int64) {
 		c.values, c.ids, c.n, c.bytes, c.lastRow = c.values[:0], c.ids[:0], 0, 0, 0
 		c.skip, c.plain, c.plainBuf, c.plainRows = notHot[b.fields[i]], b.fields[i] == msgField, c.plainBuf[:0], 0
 		c.toks.reset()
+		c.nums, c.nan = 0, false
 	}
 	b.times = b.times[:0]
 	row, k := 0, 0 // row in the block, field in the row
@@ -151,6 +187,7 @@ func (b *Builder) Add(raw []byte, zoff, zlen int64) {
 		c.bytes += len(value)
 		if c.plain {
 			// Fast path for mostly distinct values: no dictionary.
+			c.addNum(value, b)
 			for c.plainRows < row {
 				c.plainBuf = append(c.plainBuf, 0)
 				c.plainRows++
@@ -242,7 +279,18 @@ func (b *Builder) Add(raw []byte, zoff, zlen int64) {
 		ref := b.addColumn(col)
 		ref.Field = id
 		blk.Columns = append(blk.Columns, ref)
+		if b.Numbers != nil {
+			if !c.plain {
+				for _, v := range c.values {
+					c.addNum(v, b)
+				}
+			}
+			if !c.nan {
+				blk.Nums = append(blk.Nums, NumRange{Field: id, Any: c.nums > 0, Min: c.min, Max: c.max})
+			}
+		}
 	}
+	b.blockStreams(&blk, row)
 	if blk.Flags&FlagTime != 0 && row > 0 {
 		blk.Time = b.addColumn(appendTimeColumn(b.buf[:0], b.times))
 	} else {
@@ -255,6 +303,30 @@ func (b *Builder) Add(raw []byte, zoff, zlen int64) {
 	b.blocks = append(b.blocks, blk)
 	b.rows += int64(row)
 	b.raw += int64(len(raw))
+}
+
+// blockStreams sets blk's streams from the _stream values of its rows
+// (when they are a dictionary of at most maxBlockStreams), with "{}" when
+// some row has none.
+func (b *Builder) blockStreams(blk *Block, rows int) {
+	id, ok := b.byName["_stream"]
+	var vals []string
+	if ok {
+		c := &b.cols[id]
+		if c.n > 0 && (c.skip || c.plain || len(c.values) > maxBlockStreams) {
+			return
+		}
+		if c.n > 0 {
+			vals = append(vals, c.values...)
+		}
+		if c.n < rows {
+			vals = append(vals, "{}")
+		}
+	} else {
+		vals = []string{"{}"}
+	}
+	slices.Sort(vals)
+	blk.Streams, blk.StreamsKnown = slices.Compact(vals), true
 }
 
 // decideRows: after this many rows of a block, fields that are not hot in
@@ -280,6 +352,9 @@ func (b *Builder) decide() {
 		}
 		if distinct && c.n >= decideRows/2 {
 			c.dictTokens(b)
+			for _, v := range c.values {
+				c.addNum(v, b)
+			}
 			c.plain = true
 			for r := range c.ids {
 				if id := c.ids[r]; id == 0 {
@@ -385,6 +460,26 @@ func (b *Builder) Finish(zstSize, zstMtime int64) []byte {
 		}
 		if blk.Flags&FlagTime != 0 {
 			t = appendRef(t, blk.Time)
+		}
+		t = binary.AppendUvarint(t, uint64(len(blk.Nums)))
+		for _, n := range blk.Nums {
+			t = binary.AppendUvarint(t, uint64(n.Field))
+			hasNum := uint64(0)
+			if n.Any {
+				hasNum = 1
+			}
+			t = binary.AppendUvarint(t, hasNum)
+			t = binary.LittleEndian.AppendUint64(t, math.Float64bits(n.Min))
+			t = binary.LittleEndian.AppendUint64(t, math.Float64bits(n.Max))
+		}
+		if blk.StreamsKnown {
+			t = binary.AppendUvarint(t, uint64(len(blk.Streams))+1)
+			for _, st := range blk.Streams {
+				t = binary.AppendUvarint(t, uint64(len(st)))
+				t = append(t, st...)
+			}
+		} else {
+			t = binary.AppendUvarint(t, 0)
 		}
 		t = binary.AppendUvarint(t, uint64(len(blk.Blooms)))
 		for _, c := range blk.Blooms {

@@ -28,7 +28,10 @@
 // the .zst, its decompressed offset and length, rows, flags, the _time
 // range, the field ids present in some row, the block's columns (field id,
 // offset and length in the data area, decompressed length), its _time
-// column when it has one, and its token blooms (same form, length 0).
+// column when it has one, the numeric ranges of its column fields (field
+// id, 1 if any value is a number, min and max as float64 bits), its
+// _stream values (count+1, 0 when unknown; each as length and bytes), and
+// its token blooms (as columns, with the bloom's xxhash64 for length).
 //
 // A column is one zstd frame. A string column starts with its kind. 'd': a
 // dictionary of the block's distinct values in first-seen order (count,
@@ -46,6 +49,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"sync/atomic"
 
@@ -108,10 +112,38 @@ type Block struct {
 	// the _time column (with FlagTime).
 	Columns []ColumnRef
 	Time    ColumnRef
+	// Nums are the numeric ranges of the block's column fields (see
+	// NumRange), by field id ascending.
+	Nums []NumRange
+	// Streams are the distinct _stream values of the block's rows ("{}"
+	// for rows without one), sorted, when StreamsKnown (at most
+	// maxBlockStreams of them).
+	Streams      []string
+	StreamsKnown bool
 	// Blooms are the token blooms of the block's fields (see HasBloom),
 	// by field id ascending, read with Index.ReadBloom; their RawLen is
 	// the xxhash64 of their bytes (they are stored as is).
 	Blooms []ColumnRef
+}
+
+// NumRange is what a block's values of one field hold as numbers (as the
+// query engine parses them, Builder.Numbers): with Any, the least and
+// greatest; without, no value is a number. NaN values make no range at
+// all (a NaN compares as neither less nor greater).
+type NumRange struct {
+	Field    int
+	Any      bool
+	Min, Max float64
+}
+
+// Num returns b's numeric range of field id; ok is false when unknown.
+func (b *Block) Num(id int) (NumRange, bool) {
+	for _, n := range b.Nums {
+		if n.Field == id {
+			return n, true
+		}
+	}
+	return NumRange{}, false
 }
 
 // Bloom returns b's token bloom of field id; ok is false when the block
@@ -366,6 +398,28 @@ func (ix *Index) parseTable(table []byte) error {
 		}
 		if b.Flags&FlagTime != 0 {
 			b.Time = r.column()
+		}
+		nn := r.count(18)
+		b.Nums = make([]NumRange, nn)
+		for j := range b.Nums {
+			n := &b.Nums[j]
+			n.Field = int(r.uvarint())
+			n.Any = r.uvarint() == 1
+			n.Min = math.Float64frombits(r.u64())
+			n.Max = math.Float64frombits(r.u64())
+			if n.Field >= nf || !b.Has(n.Field) {
+				return fmt.Errorf("block %d: numeric range of an absent field %d", i, n.Field)
+			}
+		}
+		if ns := r.uvarint(); ns > 0 {
+			b.StreamsKnown = true
+			if ns-1 > maxBlockStreams {
+				return fmt.Errorf("block %d: %d streams", i, ns-1)
+			}
+			b.Streams = make([]string, ns-1)
+			for j := range b.Streams {
+				b.Streams[j] = string(r.bytes(r.uvarint()))
+			}
 		}
 		nbl := r.count(4)
 		b.Blooms = make([]ColumnRef, nbl)

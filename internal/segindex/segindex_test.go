@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -485,4 +486,46 @@ func TestOpenShared(t *testing.T) {
 		t.Errorf("the replaced Index was not closed when released")
 	}
 	shared.mu.Unlock()
+}
+
+// TestNumsAndStreams: a block's numeric ranges cover exactly its numeric
+// values of column fields (none for a field without numbers, none at all
+// with a NaN), and its streams are its _stream values, "{}" for rows
+// without one.
+func TestNumsAndStreams(t *testing.T) {
+	lines := []string{
+		`{"_stream":"{a=\"1\"}","n":"5","s":"x","m":"nan"}`,
+		`{"_stream":"{a=\"2\"}","n":"-2.5","s":"y","m":"1"}`,
+		`{"n":"10","s":"z"}`,
+		`{"n":"oops","s":"x"}`,
+	}
+	b, err := NewBuilder(jsonLines)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Numbers = func(s string) (float64, bool) {
+		f, err := strconv.ParseFloat(s, 64)
+		return f, err == nil
+	}
+	raw := []byte(strings.Join(lines, "\n") + "\n")
+	b.Add(raw, 0, 1)
+	ix, err := Open(writeTemp(t, b.Finish(1, 1)), 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	blk := &ix.Blocks[0]
+	if n, ok := blk.Num(ix.FieldID("n")); !ok || !n.Any || n.Min != -2.5 || n.Max != 10 {
+		t.Errorf("n: %+v %v, want -2.5..10", n, ok)
+	}
+	if n, ok := blk.Num(ix.FieldID("s")); !ok || n.Any {
+		t.Errorf("s: %+v %v, want a range without numbers", n, ok)
+	}
+	if n, ok := blk.Num(ix.FieldID("m")); ok {
+		t.Errorf("m holds a NaN: want no range, got %+v", n)
+	}
+	want := []string{`{a="1"}`, `{a="2"}`, "{}"}
+	if !blk.StreamsKnown || fmt.Sprint(blk.Streams) != fmt.Sprint(want) {
+		t.Errorf("streams %q (known %v), want %q", blk.Streams, blk.StreamsKnown, want)
+	}
 }

@@ -50,8 +50,10 @@ type compressor struct {
 	enc  *zstd.Encoder // created on first use
 	buf  []byte        // block buffer (see frames)
 	zbuf []byte        // one compressed frame
-	// index reads lines for segment sidecars; nil writes none.
+	// index reads lines for segment sidecars; nil writes none. numbers
+	// parses numbers for their numeric ranges (Options.IndexNumbers).
 	index   segindex.LineReader
+	numbers func(string) (float64, bool)
 	stopped bool // close was called; guarded by mu
 }
 

@@ -55,6 +55,7 @@ func (c *compressor) writeFramed(src io.Reader, zname string) (int64, error) {
 		if b, err = segindex.NewBuilder(c.index); err != nil {
 			return 0, err
 		}
+		b.Numbers = c.numbers
 	}
 	zsize, err := c.frames(src, dst, b)
 	if err != nil {

@@ -128,6 +128,10 @@ type Options struct {
 	// the query engine). Without it no sidecars are written. Compressed
 	// segments without a valid sidecar are reindexed at Open.
 	IndexLines segindex.LineReader
+	// IndexNumbers, with IndexLines, parses values as the query engine
+	// does for numeric filters (query.IndexNumbers), so that sidecars hold
+	// each block's numeric ranges.
+	IndexNumbers func(string) (float64, bool)
 	// CompressDelay is how long a sealed segment stays plain before it is
 	// compressed, so that a burst of writes has the disk to itself;
 	// default 5s, and a negative value compresses at once.
@@ -334,6 +338,7 @@ func Open(dir string, o Options) (*Store, error) {
 		removeDelay = max(o.testRemoveDelay, 0)
 	}
 	s.comp = newCompressor(root, dir, s.log, &s.c, compressDelay, removeDelay, o.IndexLines)
+	s.comp.numbers = o.IndexNumbers
 	s.w.init(s)
 	sealed, unindexed, err := s.recover()
 	if err != nil {

@@ -76,7 +76,7 @@ func newServerMetrics(s *Server) *serverMetrics {
 		tailDropped:   f.counter("spate_select_tail_dropped_total", "Live tails ended because their client stopped reading or went away."),
 		queryPaced:    f.counter("spate_select_paced_seconds_total", "Time queries waited so that ingestion keeps the CPUs (--query-share)."),
 		queryBlocks: f.counterVec("spate_select_index_blocks_total",
-			"Blocks of segments with a sidecar index, by how queries read them: from hot columns, from their lines, skipped by time range or by token blooms, or from lines because their columns could not be read (fallback).", "how"),
+			"Blocks of segments with a sidecar index, by how queries read them: from hot columns, from their lines, skipped by time range, by numeric ranges or streams (values) or by token blooms, or from lines because their columns could not be read (fallback).", "how"),
 	}
 	m.files = newFilesMetrics(f, seconds)
 	m.uploadsFinished = f.counter("spate_uploads_finished_total", "tus uploads completed and moved to the files directory.")
@@ -225,7 +225,7 @@ func (m *serverMetrics) queryDone(st query.Stats) {
 	m.queryBytes.Add(float64(st.Bytes))
 	m.queryLines.Add(float64(st.Matched))
 	for how, n := range map[string]int64{"columns": st.ColumnBlocks, "lines": st.LineBlocks, "skipped_time": st.SkippedBlocks,
-		"skipped_tokens": st.TokenSkippedBlocks, "fallback": st.ColumnFallbacks} {
+		"skipped_tokens": st.TokenSkippedBlocks, "skipped_values": st.ValueSkippedBlocks, "fallback": st.ColumnFallbacks} {
 		if n > 0 {
 			m.queryBlocks.WithLabelValues(how).Add(float64(n))
 		}

@@ -230,7 +230,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	so.Observe = s.m.observeBatch
 	if so.IndexLines == nil && !cfg.NoIndex {
-		so.IndexLines = query.NewIndexLines()
+		so.IndexLines, so.IndexNumbers = query.NewIndexLines(), query.IndexNumbers
 	}
 	if so.MaxQueueBytes == 0 {
 		so.MaxQueueBytes = segment.DefaultMaxQueueBytes
