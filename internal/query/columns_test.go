@@ -32,6 +32,7 @@ func BenchmarkIndexBuild(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		bl.Numbers = IndexNumbers
 		for _, blk := range blocks {
 			bl.Add(blk, 0, 1)
 		}

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/cespare/xxhash/v2"
 )
 
 // Token blooms: per block, for each field its rows have (but _time, _stream
@@ -79,21 +81,12 @@ func AppendTokenHashes(dst []uint64, s string) []uint64 {
 	return dst
 }
 
-// TokenHash is the hash blooms keep of a token (FNV-1a, then a 64-bit
-// finalizer so that both halves mix every byte).
+// TokenHash is the hash blooms keep of a token (xxhash64; never 0, which
+// marks an empty slot of tokenSet).
 func TokenHash(tok string) uint64 {
-	h := uint64(14695981039346656037)
-	for i := 0; i < len(tok); i++ {
-		h ^= uint64(tok[i])
-		h *= 1099511628211
-	}
-	h ^= h >> 33
-	h *= 0xff51afd7ed558ccd
-	h ^= h >> 33
-	h *= 0xc4ceb9fe1a85ec53
-	h ^= h >> 33
+	h := xxhash.Sum64String(tok)
 	if h == 0 {
-		h = 1 // 0 marks an empty slot of tokenSet
+		h = 1
 	}
 	return h
 }
