@@ -12,7 +12,7 @@
 // refused by Open, and the caller reads the segment as if there were no
 // sidecar (and may rebuild it with a Builder).
 //
-// # On-disk format (version 1, little-endian)
+// # On-disk format (version 2, little-endian)
 //
 //	[0:8]    magic "SPATEIDX"
 //	[8:12]   version
@@ -62,8 +62,12 @@ import (
 // sidecars cannot be mapped).
 var noMap = false
 
-// Version is the format version this package writes and reads.
-const Version = 1
+// Version is the format version this package writes and reads. Anything
+// that changes what a sidecar means, not only its layout (the bloom hash
+// or probe count, the tokenizer, how values are read), takes a new
+// version: a sidecar of another version is refused and rebuilt. Version 1
+// was written during development (FNV token hashes, 7 probes).
+const Version = 2
 
 const (
 	magic      = "SPATEIDX"
