@@ -223,6 +223,9 @@ Exit status: 0 ok, 1 query or runtime error, 2 usage error, 130 interrupted
 			if !cmd.Flags().Changed("progress") {
 				opts.progress = isTerminal(cmd.ErrOrStderr())
 			}
+			if cmd.Flags().Changed("tail") && !opts.follow {
+				return usageError{errors.New("--tail is for -f (the last lines of each file, then new ones); for the last N rows of a query, add '| sort by (_time) desc | limit N'")}
+			}
 			opts.stdoutTTY = opts.output == "" && isTerminal(cmd.OutOrStdout())
 			if in := cmd.InOrStdin(); in != os.Stdin {
 				opts.stdin = in

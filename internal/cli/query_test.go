@@ -114,6 +114,7 @@ func TestQueryErrors(t *testing.T) {
 		{[]string{"--every", "1s", "error"}, "--every refreshes the result of queries that need all input"},
 		{[]string{"--every", "10ms", "* | stats count()"}, "too short"},
 		{[]string{"-f", "* | stats count()"}, "add --every 5s"},
+		{[]string{"--tail", "2", "*"}, "--tail is for -f"},
 	} {
 		code, _, stderr := runCLI(t, append(append([]string{"query"}, c.args...), p)...)
 		if code != ExitUsage || !strings.Contains(stderr, c.want) {
