@@ -77,9 +77,9 @@ type removal struct {
 
 var errAbandoned = errors.New("compression abandoned by Close")
 
-func newCompressor(root *os.Root, dir string, log *slog.Logger, c *counters, compressDelay, removeDelay time.Duration, index segindex.LineReader) *compressor {
+func newCompressor(root *os.Root, dir string, log *slog.Logger, c *counters, compressDelay, removeDelay time.Duration, index segindex.LineReader, numbers func(string) (float64, bool)) *compressor {
 	return &compressor{
-		root: root, dir: dir, log: log, c: c, compressDelay: compressDelay, removeDelay: removeDelay, index: index,
+		root: root, dir: dir, log: log, c: c, compressDelay: compressDelay, removeDelay: removeDelay, index: index, numbers: numbers,
 		wake: make(chan struct{}, 1),
 		stop: make(chan struct{}),
 		done: make(chan struct{}),
@@ -89,23 +89,19 @@ func newCompressor(root *os.Root, dir string, log *slog.Logger, c *counters, com
 // add queues the sealed plain segment name (relative to DIR). It never
 // blocks.
 func (c *compressor) add(name string) {
-	c.mu.Lock()
-	if !c.stopped {
-		c.queue = append(c.queue, pendingSeg{name: name, at: time.Now().Add(c.compressDelay)})
-	}
-	c.mu.Unlock()
-	select {
-	case c.wake <- struct{}{}:
-	default:
-	}
+	c.enqueue(pendingSeg{name: name, at: time.Now().Add(c.compressDelay)})
 }
 
 // addReindex queues the compressed segment name for reindex. It never
 // blocks.
 func (c *compressor) addReindex(name string) {
+	c.enqueue(pendingSeg{name: name, reindex: true})
+}
+
+func (c *compressor) enqueue(p pendingSeg) {
 	c.mu.Lock()
 	if !c.stopped {
-		c.queue = append(c.queue, pendingSeg{name: name, reindex: true})
+		c.queue = append(c.queue, p)
 	}
 	c.mu.Unlock()
 	select {

@@ -92,7 +92,7 @@ func TestCompressTornTail(t *testing.T) {
 	}
 	defer root.Close()
 	logger, logs := testLogger()
-	c := newCompressor(root, dir, logger, &counters{}, 0, 0, nil)
+	c := newCompressor(root, dir, logger, &counters{}, 0, 0, nil, nil)
 	if err := c.compress(name); err != nil {
 		t.Fatalf("compress: %v", err)
 	}
@@ -120,7 +120,7 @@ func TestCompressAbandon(t *testing.T) {
 	}
 	defer root.Close()
 	logger, _ := testLogger()
-	c := newCompressor(root, dir, logger, &counters{}, 0, 0, nil)
+	c := newCompressor(root, dir, logger, &counters{}, 0, 0, nil, nil)
 	close(c.stop)
 	if err := c.compress(name); !errors.Is(err, errAbandoned) {
 		t.Fatalf("compress after stop: got %v, want errAbandoned", err)

@@ -337,8 +337,7 @@ func Open(dir string, o Options) (*Store, error) {
 	if o.testRemoveDelay != 0 {
 		removeDelay = max(o.testRemoveDelay, 0)
 	}
-	s.comp = newCompressor(root, dir, s.log, &s.c, compressDelay, removeDelay, o.IndexLines)
-	s.comp.numbers = o.IndexNumbers
+	s.comp = newCompressor(root, dir, s.log, &s.c, compressDelay, removeDelay, o.IndexLines, o.IndexNumbers)
 	s.w.init(s)
 	sealed, unindexed, err := s.recover()
 	if err != nil {
