@@ -2,6 +2,7 @@ package cli
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -11,7 +12,8 @@ import (
 // reported, answers agree, and disk and CPU are reported.
 func TestBenchServe(t *testing.T) {
 	t.Setenv(mainEnv, "1") // spate serve re-executed from this binary acts as spate
-	args := []string{"bench", "serve", "--size", "4MiB", "--rounds", "1"}
+	work := t.TempDir()
+	args := []string{"bench", "serve", "--size", "4MiB", "--rounds", "1", "--dir", work}
 	vl := os.Getenv("SPATE_VICTORIALOGS")
 	if vl != "" {
 		args = append(args, "--victoria-logs", vl)
@@ -37,6 +39,12 @@ func TestBenchServe(t *testing.T) {
 	}
 	if vl != "" && strings.Count(report, "| same") < 7 {
 		t.Errorf("answers not compared with VictoriaLogs:\n%s", report)
+	}
+	// --dir keeps the logs and the data directories.
+	for _, p := range []string{"logs.ndjson", "spate"} {
+		if _, err := os.Stat(filepath.Join(work, p)); err != nil {
+			t.Errorf("--dir: %v", err)
+		}
 	}
 	if code, _, _ := runCLI(t, "bench", "serve", "--rounds", "0"); code != ExitUsage {
 		t.Errorf("--rounds 0: exit %d, want usage", code)

@@ -149,3 +149,34 @@ func TestServeCrashIndex(t *testing.T) {
 		t.Errorf("count %s, want %d lines", out, lines)
 	}
 }
+
+// TestServeNoIndex: spate serve --no-index compresses sealed segments but
+// writes no sidecar.
+func TestServeNoIndex(t *testing.T) {
+	dir := t.TempDir()
+	code, logs, stderr := runCLI(t, "gen", "--size", "2MiB", "--seed", "8")
+	if code != ExitOK {
+		t.Fatalf("gen: %s", stderr)
+	}
+	srv := startServe(t, dir, "--no-index", "--segment-size", "256KiB", "--compress-delay", "0s")
+	// One request's lines go to one segment: send several.
+	for len(logs) > 0 {
+		n := bytes.LastIndexByte(logs[:min(len(logs), 300<<10)], '\n') + 1
+		vlPost(t, srv.url, "_time_field=ts&_msg_field=msg", logs[:n])
+		logs = logs[n:]
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		zst, _ := filepath.Glob(filepath.Join(dir, "0-0", "*", "*.ndjson.zst"))
+		if len(zst) >= 4 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	srv.stop(t, syscall.SIGTERM)
+	zst, _ := filepath.Glob(filepath.Join(dir, "0-0", "*", "*.ndjson.zst"))
+	idx, _ := filepath.Glob(filepath.Join(dir, "0-0", "*", "*.idx"))
+	if len(zst) < 4 || len(idx) != 0 {
+		t.Fatalf("--no-index: %d compressed segments, %d sidecars; want several and none", len(zst), len(idx))
+	}
+}
