@@ -295,12 +295,8 @@ type tokenReq struct {
 // tokens (words, phrases, exact values, case-sensitive), for token blooms
 // (segindex.HasBloom) to rule blocks out.
 func requiredTokens(f Filter) []tokenReq {
-	top := []Filter{f}
-	if a, ok := f.(*FilterAnd); ok {
-		top = a.Filters
-	}
 	var reqs []tokenReq
-	for _, f := range top {
+	for _, f := range topConjuncts(f) {
 		var field string
 		var alts [][]uint64
 		all := func(ss ...string) {
@@ -410,12 +406,8 @@ type numReq struct {
 // numeric ranges to rule blocks out: such filters match only values that
 // parse as numbers.
 func requiredNumbers(f Filter) []numReq {
-	top := []Filter{f}
-	if a, ok := f.(*FilterAnd); ok {
-		top = a.Filters
-	}
 	var reqs []numReq
-	for _, f := range top {
+	for _, f := range topConjuncts(f) {
 		r := numReq{lo: math.Inf(-1), hi: math.Inf(1), loInc: true, hiInc: true}
 		switch f := f.(type) {
 		case *FilterCompare:

@@ -17,11 +17,7 @@ type Pruner struct {
 func NewPruner(q *Query) (*Pruner, error) {
 	p := &Pruner{}
 	p.minTime, p.maxTime, p.hasTime = topTimeRange(q.Filter)
-	top := []Filter{q.Filter}
-	if a, ok := q.Filter.(*FilterAnd); ok {
-		top = a.Filters
-	}
-	for _, f := range top {
+	for _, f := range topConjuncts(q.Filter) {
 		if sf, ok := f.(*FilterStream); ok {
 			m, err := newMatchStream(sf)
 			if err != nil {
@@ -51,4 +47,13 @@ func (p *Pruner) SkipStream(s string) bool {
 		}
 	}
 	return false
+}
+
+// topConjuncts returns the filters f's matches must all pass at its top
+// level: the children of an AND, or f itself.
+func topConjuncts(f Filter) []Filter {
+	if a, ok := f.(*FilterAnd); ok {
+		return a.Filters
+	}
+	return []Filter{f}
 }
