@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -527,5 +528,72 @@ func TestNumsAndStreams(t *testing.T) {
 	want := []string{`{a="1"}`, `{a="2"}`, "{}"}
 	if !blk.StreamsKnown || fmt.Sprint(blk.Streams) != fmt.Sprint(want) {
 		t.Errorf("streams %q (known %v), want %q", blk.Streams, blk.StreamsKnown, want)
+	}
+}
+
+// TestOpenSharedConcurrent: goroutines open, read and close one sidecar
+// while it is replaced again and again; every read succeeds (an Index in
+// use is never unmapped) and the cache ends with one open Index.
+func TestOpenSharedConcurrent(t *testing.T) {
+	lines := testLines(200, 11)
+	zst, idx, _ := buildIndex(t, lines, 50, -1, 3)
+	dir := t.TempDir()
+	p := filepath.Join(dir, "seg.idx")
+	if err := os.WriteFile(p, idx, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	wg.Go(func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			tmp := fmt.Sprintf("%s.%d", p, i)
+			if err := os.WriteFile(tmp, idx, 0o644); err != nil {
+				t.Error(err)
+				return
+			}
+			if err := os.Rename(tmp, p); err != nil {
+				t.Error(err)
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+	})
+	errs := make(chan error, 4)
+	for range 4 {
+		wg.Go(func() {
+			for range 200 {
+				f, err := os.Open(p)
+				if err != nil {
+					errs <- err
+					return
+				}
+				ix, err := OpenShared(p, f, int64(len(zst)), 3)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if _, _, err := readAll(ix); err != nil {
+					errs <- err
+				}
+				ix.Close()
+			}
+		})
+	}
+	time.Sleep(50 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if ix := shared.m[p]; ix == nil || ix.refs != 0 {
+		t.Fatalf("cache entry %v", ix)
 	}
 }
