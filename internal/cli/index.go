@@ -29,10 +29,11 @@ func newIndexCmd() *cobra.Command {
 		Short: "Check or rebuild the sidecar indexes of a spate serve data directory",
 		Long: `Each compressed segment of a spate serve data directory (seg-N.ndjson.zst) has
 a sidecar index beside it (seg-N.ndjson.zst.idx): where each 1 MiB block of
-lines starts, the _time range and fields of each block, and hot columns (a
-columnar copy of the short fields, such as level, service, status, latency).
-Queries use it to answer stats over such fields without decompressing or
-parsing lines, and to skip blocks outside their time range.
+lines starts, the _time range, fields, streams, numeric ranges and token
+blooms of each block, and hot columns (a columnar copy of its fields but
+long, mostly distinct ids: level, service, status, latency, path, the
+message...). Queries use it to answer stats without decompressing or
+parsing lines, and to skip the blocks their filter rules out.
 
 The index is a cache of the segment, never trusted over it: a sidecar that is
 missing, truncated, damaged, of another version or older than its segment is

@@ -242,7 +242,7 @@ Exit status: 0 ok, 1 query or runtime error, 2 usage error, 130 interrupted
 	fl.BoolVarP(&opts.follow, "follow", "f", false, "keep reading the files as they grow, through rotation (rename and create, or copytruncate), and files that appear in the directories or globs given; print rows as they come; Ctrl-C ends")
 	fl.StringVar(&opts.since, "since", "", `only logs at or after this time: a duration back from now (15m, 2h, 1d), RFC 3339, a date (2026-11-24) or Unix seconds; values without a zone are in --tz`)
 	fl.StringVar(&opts.until, "until", "", "only logs at or before this time (the forms of --since)")
-	fl.BoolVar(&opts.noIndex, "no-index", false, "over spate serve data directories: read every segment's lines, ignoring the sidecar indexes (which let stats over short fields read columns and skip blocks outside the time range; the answer is the same)")
+	fl.BoolVar(&opts.noIndex, "no-index", false, "over spate serve data directories: read every segment's lines, ignoring the sidecar indexes (which let stats read columns instead of lines and skip blocks a filter rules out; the answer is the same)")
 	fl.DurationVar(&opts.every, "every", 0, "for queries that need all input (stats, sort, top, uniq, ...): print the result so far every DURATION while reading (with -f, or a slow stdin); redrawn on a terminal, else one snapshot after another, separated by an empty line")
 	fl.BoolVar(&opts.merge, "merge", false, "interleave the rows of all inputs in _time order (each file in order within --merge-window rows), instead of one input after another")
 	fl.IntVar(&opts.mergeWindow, "merge-window", defaultMergeWindow, "with --merge: rows of each input held to put slightly unordered lines in place (memory: this many rows per input)")

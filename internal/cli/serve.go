@@ -257,7 +257,7 @@ Examples:
 	fl.Var(&o.segmentSize, "segment-size", "seal a segment and start a new one at this size")
 	fl.DurationVar(&o.segmentAge, "segment-age", segment.DefaultMaxSegmentAge, "seal a segment this long after it was started")
 	fl.BoolVar(&o.noCompress, "no-compress", false, "leave sealed segments as plain .ndjson (default: compress them with zstd)")
-	fl.BoolVar(&o.noIndex, "no-index", false, "write no sidecar index beside compressed segments (default: write one, so that stats over short fields read columns instead of lines, and blocks outside a query's time range are skipped)")
+	fl.BoolVar(&o.noIndex, "no-index", false, "write no sidecar index beside compressed segments (default: write one, so that stats read columns instead of lines, and blocks a filter rules out are skipped)")
 	fl.DurationVar(&o.compressDelay, "compress-delay", segment.DefaultCompressDelay, "how long a sealed segment stays plain before it is compressed, so that bursts of ingestion have the disk to themselves (0: at once)")
 	fl.StringVar(&o.tokenFile, "auth-token-file", "", "file of bearer tokens, one per line as TOKEN [tenant=ACCOUNT:PROJECT] [read|write|read,write] (see Tokens above); /insert and /select requests must send one (Authorization: Bearer TOKEN)")
 	fl.DurationVar(&o.readTimeout, "read-timeout", time.Minute, "longest time a client may send nothing while its body is read (408, keeping its complete lines)")

@@ -20,17 +20,15 @@ import (
 // strings given to emit are valid only during the call.
 type LineReader func(line []byte, emit func(name, value string)) (t int64, timeOK, ok bool)
 
-// Hot column rules: a field gets a column in a block when its values there
-// average at most maxHotAvg bytes. Long values (messages, user agents) are
-// cheaper to read from the lines than to store twice.
-const maxHotAvg = 48
-
-// maxIDAvg: a field whose values are mostly distinct (more than one in two
-// rows) and average more than this many bytes is an identifier (trace and
-// request ids): as a column it would cost as much as the rest together
-// (about 34 bytes a row for a 32-digit hex id against 40 for all other
-// short fields of `spate gen` logs), and queries look such values up
-// rather than aggregate them.
+// Hot column rules: every field of a block gets a column (a dictionary,
+// or plain for mostly distinct values; see decide) except one whose values
+// are mostly distinct (more than one in two rows) and average more than
+// maxIDAvg bytes: an identifier (trace and request ids) or free text. As a
+// column such a field would cost as much as the rest together (about 34
+// bytes a row for a 32-digit hex id against 40 for all other short fields
+// of `spate gen` logs), and queries look such values up rather than
+// aggregate them. _msg is the exception (msgField). A long field with few
+// distinct values (a user agent) is a cheap dictionary.
 const maxIDAvg = 24
 
 // Never a string column: _time has its own.
@@ -334,10 +332,10 @@ func (b *Builder) blockStreams(blk *Block, rows int) {
 // away at its end: ids, messages).
 const decideRows = 256
 
-// decide marks the fields that get no column in the current block (long
-// values, or mostly distinct ids: see maxHotAvg, maxIDAvg), and those whose
-// values are mostly distinct, which get a plain column: a dictionary would
-// cost a map entry per row and save nothing.
+// decide marks the fields that get no column in the current block (mostly
+// distinct and long: see maxIDAvg), and those whose values are mostly
+// distinct, which get a plain column: a dictionary would cost a map entry
+// per row and save nothing.
 func (b *Builder) decide() {
 	for i := range b.cols {
 		c := &b.cols[i]
@@ -345,7 +343,7 @@ func (b *Builder) decide() {
 			continue
 		}
 		distinct := 2*len(c.values) > c.n
-		if c.bytes > maxHotAvg*c.n || (c.bytes > maxIDAvg*c.n && distinct) {
+		if distinct && c.bytes > maxIDAvg*c.n {
 			c.dictTokens(b)
 			c.skip = true
 			continue

@@ -2,7 +2,7 @@
 // compressed spate segment: where each of its blocks (independent zstd
 // frames of whole lines) starts, what the block holds (rows, _time range,
 // field names, token blooms) and hot columns, a columnar copy of the
-// block's short fields and of its messages, so that a query that reads
+// block's fields but long, mostly distinct ids, so that a query that reads
 // only those never decompresses or parses the lines.
 //
 // The index is a cache of the segment, never trusted over it. It names the
