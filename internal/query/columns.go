@@ -136,9 +136,10 @@ type colWorker struct {
 	cbuf  []byte // column frames read (where the sidecar is not mapped)
 	// Fast paths: which dictionary ids the filter matches; histogram's
 	// counts and the radix of each by-field.
-	match  []bool
-	counts []int64
-	radix  []int
+	match   []bool
+	counts  []int64
+	radix   []int
+	buckets []int64 // histogram's _time bucket starts in the block
 }
 
 var colDecoders = sync.Pool{New: func() any {
@@ -203,10 +204,19 @@ func (e *executor) columnBlock(w *workerState, cw *colWorker, j segJob, fields [
 	var match []bool
 	fi := fast.filterField
 	allMatch := fast.filterAll
+	// A filter's top-level time range that holds the whole block is true
+	// of every row: evaluated once with a time inside it.
+	inRange := fast.timeRange && blk.MinTime >= fast.tmin && blk.MaxTime <= fast.tmax
+	switch {
+	case fast.timeRange && !inRange:
+		fi = -1 // Slow path: the block straddles the range's ends.
+	case inRange && fast.restAll:
+		allMatch = true
+	}
 	if fi >= 0 {
 		switch {
 		case !cw.has[fi]:
-			row.Fields, row.HasTime = row.Fields[:0], false
+			row.Fields, row.Time, row.HasTime = row.Fields[:0], blk.MinTime, inRange
 			if !w.filter.match(row) {
 				w.lines += int64(blk.Rows)
 				return nil
@@ -215,7 +225,7 @@ func (e *executor) columnBlock(w *workerState, cw *colWorker, j segJob, fields [
 		case cw.cols[fi].IsDict():
 			c := &cw.cols[fi]
 			match = append(cw.match[:0], false)
-			row.Fields, row.HasTime = row.Fields[:0], false
+			row.Fields, row.Time, row.HasTime = row.Fields[:0], blk.MinTime, inRange
 			match[0] = w.filter.match(row)
 			for _, v := range c.Dict {
 				row.Fields = append(row.Fields[:0], Field{Name: fields[fi], Value: v})
@@ -269,9 +279,47 @@ type colFast struct {
 	filterField int
 	// hist: the column-field indexes of the stats pipe's by-fields when
 	// it only counts rows (count() and nothing else, no pipes before it,
-	// no buckets): a block's rows are then counted per combination of
-	// dictionary ids. nil otherwise.
-	hist []int
+	// no buckets but one of _time): a block's rows are then counted per
+	// combination of dictionary ids (and _time bucket: timeBucket). nil
+	// otherwise.
+	hist       []int
+	timeBucket *ByField
+	// timeRange: the filter reads the time only in top-level _time filters,
+	// whose ranges meet in [tmin, tmax]; restAll: it has no other
+	// condition.
+	timeRange, restAll bool
+	tmin, tmax         int64
+}
+
+// timeOnlyAtTop reports whether every _time filter in f is one of its
+// top-level conjuncts.
+func timeOnlyAtTop(f Filter) bool {
+	top := 0
+	for _, c := range topConjuncts(f) {
+		if _, ok := c.(*FilterTime); ok {
+			top++
+		}
+	}
+	all := 0
+	var walk func(Filter)
+	walk = func(f Filter) {
+		switch f := f.(type) {
+		case *FilterTime:
+			all++
+		case *FilterAnd:
+			for _, c := range f.Filters {
+				walk(c)
+			}
+		case *FilterOr:
+			for _, c := range f.Filters {
+				walk(c)
+			}
+		case *FilterNot:
+			walk(f.Filter)
+		}
+	}
+	walk(f)
+	return top == all
 }
 
 // fastPaths works out colFast for the column fields.
@@ -284,6 +332,15 @@ func (p *plan) fastPaths(fields []string) colFast {
 	var need fieldSet
 	var needTime bool
 	filterNeeds(p.filter, &need, &needTime)
+	if needTime && p.hasTimeRange && timeOnlyAtTop(p.filter) {
+		// The time is read only by top-level _time filters: a block inside
+		// their range passes them all (see columnBlock).
+		f.timeRange, f.tmin, f.tmax, needTime = true, p.timeMin, p.timeMax, false
+		f.restAll = len(need.names) == 0 && !slices.ContainsFunc(topConjuncts(p.filter), func(c Filter) bool {
+			_, isTime := c.(*FilterTime)
+			return !isTime && !isFilterAll(c)
+		})
+	}
 	if !needTime && !need.all && len(need.prefixes) == 0 && len(need.names) == 1 {
 		f.filterField = slices.Index(fields, need.names[0])
 	}
@@ -298,8 +355,13 @@ func (p *plan) fastPaths(fields []string) colFast {
 	}
 	hist := []int{}
 	for _, b := range st.By {
+		if isTimeBucket(b) && f.timeBucket == nil {
+			f.timeBucket = &b
+			continue
+		}
 		i := slices.Index(fields, b.Name)
 		if b.Bucket != "" || i < 0 {
+			f.timeBucket = nil
 			return f
 		}
 		hist = append(hist, i)
@@ -339,28 +401,53 @@ func (e *executor) histogram(w *workerState, cw *colWorker, blk *segindex.Block,
 			return false, nil
 		}
 	}
-	counts := cw.counts[:0]
-	for range size {
-		counts = append(counts, 0)
+	// With a _time bucket, counts holds size counters per bucket start in
+	// the block (rows come in time order: few buckets, in runs), added as
+	// matching rows meet them.
+	tb := e.fast.timeBucket
+	cw.buckets = cw.buckets[:0]
+	if tb == nil {
+		cw.counts = append(cw.counts[:0], make([]int64, size)...)
+	} else {
+		cw.counts = cw.counts[:0]
 	}
-	cw.counts = counts
 	var matched int64
+	last := -1
 	for r := range blk.Rows {
 		if match != nil && !match[cw.cols[fi].ID(r)] {
 			continue
 		}
 		key := 0
+		if tb != nil {
+			row := &w.row
+			row.Time, row.HasTime = cw.times[r], true
+			start, ok := sp.bucket(row, *tb)
+			if !ok {
+				return false, nil // nothing counted yet is lost: the caller goes on row by row
+			}
+			if last < 0 || cw.buckets[last] != start {
+				if last = slices.Index(cw.buckets, start); last < 0 {
+					if (len(cw.buckets)+1)*size > maxHistogram {
+						return false, nil
+					}
+					cw.buckets = append(cw.buckets, start)
+					cw.counts = append(cw.counts, make([]int64, size)...)
+					last = len(cw.buckets) - 1
+				}
+			}
+			key = last
+		}
 		for k, h := range hist {
 			key *= cw.radix[k]
 			if cw.has[h] {
 				key += int(cw.cols[h].ID(r))
 			}
 		}
-		counts[key]++
+		cw.counts[key]++
 		matched++
 	}
 	row := &w.row
-	for key, n := range counts {
+	for key, n := range cw.counts {
 		if n == 0 {
 			continue
 		}
@@ -372,6 +459,10 @@ func (e *executor) histogram(w *workerState, cw *colWorker, blk *segindex.Block,
 			if id > 0 {
 				row.Fields = append(row.Fields, Field{Name: fields[hist[k]], Value: cw.cols[hist[k]].Dict[id-1]})
 			}
+		}
+		if tb != nil {
+			// rest is the bucket's index: its start falls in it.
+			row.Time, row.HasTime = cw.buckets[rest], true
 		}
 		if err := sp.addGroupCount(row, n); err != nil {
 			return true, err

@@ -139,6 +139,13 @@ func TestColumnsMatchLines(t *testing.T) {
 		`status:404 | stats by (method, service) count() n | sort by (method, service)`,
 		`status:404 | stats by (method, user_id) count() n | sort by (n desc, method, user_id) | limit 20`,
 		`nosuchfield:"" | stats by (level) count() | sort by (level)`,
+		`_time:[2026-01-02T00:00:30Z, 2026-01-02T00:01:40Z) | stats by (_time:10s, level) count() | sort by (_time, level)`,
+		`_time:[2026-01-02T00:00:30Z, 2026-01-02T00:01:40Z) level:=error | stats by (_time:10s) count() | sort by (_time)`,
+		`_time:>=2026-01-02T00:00:20Z _time:<2026-01-02T00:02:00Z | stats by (service) count() | sort by (service)`,
+		`* | stats by (_time:1d offset 3h, service) count() | sort by (_time, service)`,
+		`* | stats by (_time:week) count()`,
+		`_time:>2026-01-02T00:01:00Z OR level:=error | stats by (level) count() | sort by (level)`,
+		`NOT _time:>2026-01-02T00:01:00Z | stats by (_time:30s) count() | sort by (_time)`,
 		`* | stats by (level) rate() | sort by (level)`,
 	}
 	now := time.Date(2026, 1, 3, 0, 0, 0, 0, time.UTC)
