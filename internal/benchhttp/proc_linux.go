@@ -6,18 +6,18 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/spate-io/spate/internal/benchenv"
 )
 
 // procSample is what the kernel counts for a set of processes.
 type procSample struct {
-	cpuTicks int64 // utime + stime, in clock ticks
-	syscalls int64 // read-type + write-type calls (syscr + syscw): read, write, sendfile, ...
-	rssKiB   int64 // VmRSS
-	hwmKiB   int64 // VmHWM: peak RSS
+	cpu      time.Duration // utime + stime
+	syscalls int64         // read-type + write-type calls (syscr + syscw): read, write, sendfile, ...
+	rssKiB   int64         // VmRSS
+	hwmKiB   int64         // VmHWM: peak RSS
 }
-
-// clockTicks is USER_HZ, 100 on every Linux architecture Go supports.
-const clockTicks = 100
 
 // procAvailable says whether sample can measure anything here.
 const procAvailable = true
@@ -26,19 +26,11 @@ const procAvailable = true
 func sample(pids []int) (procSample, error) {
 	var s procSample
 	for _, pid := range pids {
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		cpu, err := benchenv.ProcessCPU(pid)
 		if err != nil {
 			return s, err
 		}
-		// Fields after the command, which may hold spaces, in parentheses.
-		i := bytes.LastIndexByte(stat, ')')
-		f := strings.Fields(string(stat[i+1:]))
-		if len(f) < 13 {
-			return s, fmt.Errorf("short /proc/%d/stat", pid)
-		}
-		ut, _ := strconv.ParseInt(f[11], 10, 64)
-		st, _ := strconv.ParseInt(f[12], 10, 64)
-		s.cpuTicks += ut + st
+		s.cpu += cpu
 		io, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
 		if err != nil {
 			return s, err

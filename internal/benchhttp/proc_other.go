@@ -2,9 +2,12 @@
 
 package benchhttp
 
-type procSample struct{ cpuTicks, syscalls, rssKiB, hwmKiB int64 }
+import "time"
 
-const clockTicks = 100
+type procSample struct {
+	cpu                      time.Duration
+	syscalls, rssKiB, hwmKiB int64
+}
 
 // procAvailable is false: CPU, syscalls and RSS are reported as unknown.
 const procAvailable = false

@@ -370,7 +370,7 @@ func (r *runner) measure(ctx context.Context, row *Row, addr, prefix string, pid
 	row.Latency = res.Hist.Pctl()
 	row.CPUPerReq, row.CPUCores, row.SyscallsPerReq, row.PeakRSSMB = -1, -1, -1, -1
 	if procAvailable && serr == nil {
-		cpu := float64(after.cpuTicks-before.cpuTicks) / clockTicks
+		cpu := (after.cpu - before.cpu).Seconds()
 		row.CPUCores = cpu / row.Seconds
 		if res.Requests > 0 {
 			row.CPUPerReq = cpu * 1e6 / float64(res.Requests)

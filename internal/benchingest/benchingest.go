@@ -14,6 +14,7 @@
 package benchingest
 
 import (
+	"github.com/spate-io/spate/internal/benchenv"
 	"github.com/spate-io/spate/internal/latency"
 
 	"context"
@@ -226,7 +227,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		stats[i] = clientStats{status: map[int]int64{}, lat: make([]time.Duration, 0, latCap)}
 	}
 	var wg sync.WaitGroup
-	cpu0 := processCPU()
+	cpu0 := benchenv.SelfCPU()
 	start := time.Now()
 	r.deadline = start.Add(cfg.Duration)
 	for i := range stats {
@@ -235,7 +236,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	wg.Wait()
 	res.WallSec = time.Since(start).Seconds()
 	res.ClientCPUSec = -1
-	if cpu1 := processCPU(); cpu0 >= 0 && cpu1 >= 0 {
+	if cpu1 := benchenv.SelfCPU(); cpu0 >= 0 && cpu1 >= 0 {
 		res.ClientCPUSec = (cpu1 - cpu0).Seconds()
 	}
 

@@ -148,9 +148,10 @@ func runBenchServe(ctx context.Context, o benchServeOpts, stdout, stderr io.Writ
 		return err
 	}
 	say("spate: ingest %d lines", gst.Lines)
-	cpu0 := procCPU(sp.cmd.Process.Pid)
+	cpu0, _ := benchenv.ProcessCPU(sp.cmd.Process.Pid)
 	spIngest, err := postLogs(ctx, sp.url+"/insert/jsonline?_time_field=ts&_msg_field=msg", logs)
-	ingestCPU := procCPU(sp.cmd.Process.Pid) - cpu0
+	cpu1, _ := benchenv.ProcessCPU(sp.cmd.Process.Pid)
+	ingestCPU := (cpu1 - cpu0).Seconds()
 	if err != nil {
 		sp.kill()
 		return fmt.Errorf("spate ingest: %w", err)
@@ -168,7 +169,8 @@ func runBenchServe(ctx context.Context, o benchServeOpts, stdout, stderr io.Writ
 		return err
 	}
 	sealSec := time.Since(sealStart).Seconds()
-	sealCPU := procCPU(sp.cmd.Process.Pid)
+	sealCPUd, _ := benchenv.ProcessCPU(sp.cmd.Process.Pid)
+	sealCPU := sealCPUd.Seconds()
 	say("spate: ingested in %.2f s, sealed (compressed and indexed) in %.2f s", spIngest, sealSec)
 
 	var vlURL string
@@ -472,22 +474,6 @@ func median(v []float64) float64 {
 	return s[(len(s)-1)/2]
 }
 
-// procCPU returns the user+system CPU seconds of process pid so far.
-func procCPU(pid int) float64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	// Fields after the command name, which is in parentheses.
-	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-	if len(f) < 13 {
-		return 0
-	}
-	ut, _ := strconv.ParseFloat(f[11], 64)
-	st, _ := strconv.ParseFloat(f[12], 64)
-	return (ut + st) / 100 // clock ticks: 100 per second on Linux
-}
-
 // waitSealed waits until every segment under dir is compressed with a
 // sidecar beside it.
 func waitSealed(ctx context.Context, dir string, limit time.Duration) error {
@@ -597,8 +583,7 @@ func indexCPUSeconds(path string) (float64, error) {
 		return 0, err
 	}
 	b.Numbers = query.IndexNumbers
-	var ru0, ru1 syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+	cpu0 := benchenv.SelfCPU()
 	if _, err := segment.EachBlock(f, nil, func(block []byte) error {
 		b.Add(block, 0, 0)
 		return nil
@@ -606,9 +591,7 @@ func indexCPUSeconds(path string) (float64, error) {
 		return 0, err
 	}
 	b.Finish(0, 0)
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
-	sec := func(tv syscall.Timeval) float64 { return float64(tv.Sec) + float64(tv.Usec)/1e6 }
-	return sec(ru1.Utime) - sec(ru0.Utime) + sec(ru1.Stime) - sec(ru0.Stime), nil
+	return (benchenv.SelfCPU() - cpu0).Seconds(), nil
 }
 
 // forceMergeVictoriaLogs asks VictoriaLogs to merge its parts and waits

@@ -118,7 +118,9 @@ func TestServeCrashIndex(t *testing.T) {
 		srv.stop(t, syscall.SIGKILL)
 	}
 	srv = startServe(t, dir, "--compress-delay", "0s")
-	waitIndexed(t, dir)
+	if err := waitSealed(context.Background(), dir, time.Minute); err != nil {
+		t.Fatal(err)
+	}
 	srv.stop(t, syscall.SIGTERM)
 	if _, out, _ := runCLI(t, "index", "--check", dir); bytes.Contains(out, []byte("cannot be used")) || !bytes.Contains(out, []byte(": ok: ")) {
 		t.Fatalf("sidecars after the crashes:\n%s", out)

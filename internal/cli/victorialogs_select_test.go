@@ -24,8 +24,6 @@ import (
 	"time"
 
 	"github.com/spate-io/spate/internal/conformance"
-	"github.com/spate-io/spate/internal/segindex"
-	"github.com/spate-io/spate/internal/segment"
 )
 
 // knownSelectDiffs lists the requests of TestVictoriaLogsSelectOracle that
@@ -684,7 +682,9 @@ func TestVictoriaLogsSelectOracle(t *testing.T) {
 	srv.stop(t, syscall.SIGTERM)
 	srv = startServe(t, spDir, "--compress-delay", "0s")
 	o.sp = srv.url
-	waitIndexed(t, spDir)
+	if err := waitSealed(context.Background(), spDir, time.Minute); err != nil {
+		t.Fatal(err)
+	}
 	t.Run("indexed", checks)
 	// The indexed pass read columns, decoded frames alone and skipped
 	// blocks by tokens (the metrics say how queries read blocks).
@@ -858,30 +858,4 @@ func runVlogscli(t *testing.T, cli, base, input string, args ...string) string {
 		t.Errorf("vlogscli against %s ran no query:\n%s%s", base, out, stderr.String())
 	}
 	return vlogscliNoise.ReplaceAllString(out, "$1")
-}
-
-// waitIndexed waits until every segment under dir is compressed with a
-// sidecar index beside it.
-func waitIndexed(t *testing.T, dir string) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		files, err := segment.List(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ready := len(files) > 0
-		for _, f := range files {
-			if _, err := os.Stat(filepath.Join(dir, f.Path+segindex.Ext)); !f.Compressed || err != nil {
-				ready = false
-			}
-		}
-		if ready {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("segments not all compressed and indexed after 60 s: %+v", files)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }

@@ -301,24 +301,11 @@ func timeOnlyAtTop(f Filter) bool {
 		}
 	}
 	all := 0
-	var walk func(Filter)
-	walk = func(f Filter) {
-		switch f := f.(type) {
-		case *FilterTime:
+	walkFilter(f, func(f Filter) {
+		if _, ok := f.(*FilterTime); ok {
 			all++
-		case *FilterAnd:
-			for _, c := range f.Filters {
-				walk(c)
-			}
-		case *FilterOr:
-			for _, c := range f.Filters {
-				walk(c)
-			}
-		case *FilterNot:
-			walk(f.Filter)
 		}
-	}
-	walk(f)
+	})
 	return top == all
 }
 

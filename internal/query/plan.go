@@ -266,28 +266,31 @@ func hasTimeBucket(st *PipeStats) bool {
 	return false
 }
 
+// walkFilter calls fn on f and every filter under it (AND, OR and NOT
+// children), depth first; a nil f is skipped.
+func walkFilter(f Filter, fn func(Filter)) {
+	if f == nil {
+		return
+	}
+	fn(f)
+	switch f := f.(type) {
+	case *FilterAnd:
+		for _, c := range f.Filters {
+			walkFilter(c, fn)
+		}
+	case *FilterOr:
+		for _, c := range f.Filters {
+			walkFilter(c, fn)
+		}
+	case *FilterNot:
+		walkFilter(f.Filter, fn)
+	}
+}
+
 // forEachFilter calls fn on every filter node of q: the query's filter and
 // the filters of pipes (filter, and the if () conditions), depth first.
 func forEachFilter(q *Query, fn func(Filter)) {
-	var walk func(f Filter)
-	walk = func(f Filter) {
-		if f == nil {
-			return
-		}
-		fn(f)
-		switch f := f.(type) {
-		case *FilterAnd:
-			for _, c := range f.Filters {
-				walk(c)
-			}
-		case *FilterOr:
-			for _, c := range f.Filters {
-				walk(c)
-			}
-		case *FilterNot:
-			walk(f.Filter)
-		}
-	}
+	walk := func(f Filter) { walkFilter(f, fn) }
 	walk(q.Filter)
 	for _, p := range q.Pipes {
 		switch p := p.(type) {

@@ -1,15 +1,15 @@
 //go:build unix
 
-package benchingest
+package benchenv
 
 import (
 	"syscall"
 	"time"
 )
 
-// processCPU returns the user plus system CPU time this process has used,
-// or -1 if it cannot tell.
-func processCPU() time.Duration {
+// SelfCPU returns the user plus system CPU time this process has used, or
+// -1 if it cannot tell.
+func SelfCPU() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return -1
