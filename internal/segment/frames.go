@@ -223,18 +223,29 @@ func (c *compressor) reindex(zname string) error {
 	return nil
 }
 
-// checkIndex reports whether the sidecar of the compressed segment zname
-// exists and matches it.
-func checkIndex(root *os.Root, zname string) error {
+// openSidecar opens the sidecar of the compressed segment zname (relative
+// to root), checked against it. With key (the sidecar's absolute path) it
+// goes through segindex.OpenShared, kept for later queries; without, it
+// is opened alone.
+func openSidecar(root *os.Root, zname, key string) (*segindex.Index, error) {
 	fi, err := root.Stat(zname)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	f, err := root.Open(zname + idxExt)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	ix, err := segindex.Open(f, fi.Size(), fi.ModTime().UnixNano())
+	if key != "" {
+		return segindex.OpenShared(key, f, fi.Size(), fi.ModTime().UnixNano())
+	}
+	return segindex.Open(f, fi.Size(), fi.ModTime().UnixNano())
+}
+
+// checkIndex reports whether the sidecar of the compressed segment zname
+// exists and matches it.
+func checkIndex(root *os.Root, zname string) error {
+	ix, err := openSidecar(root, zname, "")
 	if err != nil {
 		return err
 	}

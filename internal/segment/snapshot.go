@@ -162,15 +162,7 @@ func (s *Snapshot) OpenIndex(f *SnapshotFile) (*segindex.Index, error) {
 	if !f.Compressed {
 		zpath = strings.TrimSuffix(f.Path, extPlain) + extZstd
 	}
-	fi, err := s.root.Stat(zpath)
-	if err != nil {
-		return nil, err
-	}
-	fh, err := s.root.Open(zpath + idxExt)
-	if err != nil {
-		return nil, err
-	}
-	ix, err := segindex.OpenShared(filepath.Join(s.dir, zpath+idxExt), fh, fi.Size(), fi.ModTime().UnixNano())
+	ix, err := openSidecar(s.root, zpath, filepath.Join(s.dir, zpath+idxExt))
 	if err != nil {
 		return nil, err
 	}
