@@ -283,6 +283,10 @@ type Request struct {
 	// MaxBytes caps the decoded body; 0 means no limit. Past it, the
 	// request ends with ErrBodyTooLarge after the lines that fit.
 	MaxBytes int64
+	// AllErrors makes Result.Errors name every rejected line, not only
+	// the first MaxErrors (for protocols that answer line by line, such
+	// as the Elasticsearch bulk API).
+	AllErrors bool
 }
 
 // LineError names a rejected line by its 1-based number in the body.
@@ -296,7 +300,7 @@ type Result struct {
 	// Accepted is the number of lines stored: acknowledged by the sink.
 	Accepted int64
 	// Rejected is the number of bad lines; Errors names the first
-	// MaxErrors of them.
+	// MaxErrors of them (all of them with Request.AllErrors), in order.
 	Rejected int64
 	Errors   []LineError
 	// Lines is how many lines of the body, from the first, were dealt with:
@@ -326,7 +330,8 @@ type chunk struct {
 
 	lines    int64 // lines processed, empty ones included
 	rejected int64
-	errs     []LineError // line numbers relative to the chunk, at most MaxErrors
+	errs     []LineError // line numbers relative to the chunk, at most MaxErrors unless all
+	all      bool        // Request.AllErrors
 }
 
 // process validates c.data and fills c.batch. now is the ingestion time.
@@ -357,7 +362,7 @@ func (c *chunk) process(maxLine int, now int64) {
 
 func (c *chunk) reject(msg string) {
 	c.rejected++
-	if len(c.errs) < MaxErrors {
+	if c.all || len(c.errs) < MaxErrors {
 		c.errs = append(c.errs, LineError{Line: c.lines, Error: msg})
 	}
 }
@@ -501,7 +506,7 @@ func (r *run) read() {
 		if len(data) == 0 {
 			p.putBuf(bp)
 		} else {
-			c := &chunk{buf: bp, data: data, held: r.held, pr: r.processor(), batch: getBatch(), done: make(chan struct{})}
+			c := &chunk{buf: bp, data: data, held: r.held, pr: r.processor(), batch: getBatch(), done: make(chan struct{}), all: r.req.AllErrors}
 			c.batch.Tenant = r.req.Tenant
 			r.held = 0
 			if first && last && len(r.queue) == 0 {
@@ -713,7 +718,7 @@ func (r *run) commit(c *chunk) {
 		}
 	}
 	for _, e := range c.errs {
-		if len(r.res.Errors) < MaxErrors {
+		if r.req.AllErrors || len(r.res.Errors) < MaxErrors {
 			e.Line += r.res.Lines
 			r.res.Errors = append(r.res.Errors, e)
 		}

@@ -90,8 +90,30 @@ func (s *Server) handleInsert(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// insertSpec says how one protocol's request bodies become NDJSON lines.
+type insertSpec struct {
+	// types are the accepted media types (Content-Type); an absent
+	// Content-Type is always accepted. typeHint ends the 415 message.
+	types    map[string]bool
+	typeHint string
+	// allErrors: Result.Errors names every rejected line.
+	allErrors bool
+	// lines turns the decoded body into the NDJSON lines to store; nil:
+	// the body is NDJSON. Its error is the client's (400), or an
+	// *ingest.ReadError, or ingest.ErrBodyTooLarge, or ingest.ErrBusy.
+	lines func(body io.Reader) (io.Reader, error)
+}
+
+// jsonlineSpec is /insert/jsonline's: NDJSON bodies.
+var jsonlineSpec = insertSpec{types: acceptedTypes, typeHint: "send NDJSON as application/x-ndjson (or application/json, text/plain)"}
+
 // insert reads and stores one request, filling rep, and returns the status.
 func (s *Server) insert(r *http.Request, body *bodyReader, rep *insertReport) int {
+	return s.insertWith(r, body, rep, &jsonlineSpec)
+}
+
+// insertWith is insert for the protocol spec describes.
+func (s *Server) insertWith(r *http.Request, body *bodyReader, rep *insertReport, spec *insertSpec) int {
 	fail := func(code int, format string, args ...any) int {
 		rep.Error = fmt.Sprintf(format, args...)
 		return code
@@ -101,8 +123,8 @@ func (s *Server) insert(r *http.Request, body *bodyReader, rep *insertReport) in
 	}
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
-		if err != nil || !acceptedTypes[mt] {
-			return fail(http.StatusUnsupportedMediaType, "unsupported Content-Type %q: send NDJSON as application/x-ndjson (or application/json, text/plain)", ct)
+		if err != nil || !spec.types[mt] {
+			return fail(http.StatusUnsupportedMediaType, "unsupported Content-Type %q: %s", ct, spec.typeHint)
 		}
 	}
 	enc := r.Header.Get("Content-Encoding")
@@ -157,6 +179,32 @@ func (s *Server) insert(r *http.Request, body *bodyReader, rep *insertReport) in
 		}
 		src = zr
 	}
+	maxBytes := s.cfg.MaxRequestBytes
+	if spec.lines != nil {
+		if maxBytes > 0 {
+			src = &capReader{r: src, left: maxBytes}
+			maxBytes = 0 // the lines made from the body are not capped
+		}
+		lines, err := spec.lines(src)
+		if err != nil {
+			ticket.Release()
+			var re *ingest.ReadError
+			switch {
+			case errors.As(err, &re):
+				return s.readFailed(rep, body, enc, re.Err)
+			case errors.Is(err, ingest.ErrBodyTooLarge):
+				return fail(http.StatusRequestEntityTooLarge, "request body is larger than %d bytes (after decompression); split it", s.wholeBodyLimit())
+			case errors.Is(err, ingest.ErrBusy):
+				s.m.throttled.Inc()
+				return fail(http.StatusTooManyRequests, "%v; retry later", err)
+			}
+			return fail(http.StatusBadRequest, "%v", err)
+		}
+		if c, ok := lines.(io.Closer); ok {
+			defer c.Close()
+		}
+		src = lines
+	}
 	var sink ingest.Sink = ingest.StoreSink{Store: s.store}
 	if params.Debug {
 		sink = debugSink{s}
@@ -166,7 +214,7 @@ func (s *Server) insert(r *http.Request, body *bodyReader, rep *insertReport) in
 	// stalls, and the lines read before that are still to be stored. Waits
 	// for memory or queue room are bounded by the pipeline's MaxWait.
 	ctx := context.WithoutCancel(r.Context())
-	res := s.pipe.Ingest(ctx, ticket, &ingest.Request{Body: src, Params: params, Tenant: tenantOf(r), Sink: sink, MaxBytes: s.cfg.MaxRequestBytes})
+	res := s.pipe.Ingest(ctx, ticket, &ingest.Request{Body: src, Params: params, Tenant: tenantOf(r), Sink: sink, MaxBytes: maxBytes, AllErrors: spec.allErrors})
 	rep.Accepted, rep.Rejected, rep.Lines, rep.Errors = res.Accepted, res.Rejected, res.Lines, res.Errors
 	s.m.bodyBytes.Add(float64(res.BodyBytes))
 	s.m.lines.WithLabelValues("rejected").Add(float64(res.Rejected))
@@ -349,4 +397,91 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 
 func writeError(w http.ResponseWriter, code int, msg string) {
 	writeJSON(w, code, &insertReport{Error: msg})
+}
+
+// capReader reads at most left bytes of r, then fails with
+// ingest.ErrBodyTooLarge if r has more.
+type capReader struct {
+	r    io.Reader
+	left int64
+}
+
+func (c *capReader) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		var one [1]byte
+		n, err := io.ReadFull(c.r, one[:])
+		if n > 0 {
+			return 0, ingest.ErrBodyTooLarge
+		}
+		if err == io.ErrUnexpectedEOF {
+			err = io.EOF
+		}
+		return 0, err
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	return n, err
+}
+
+// defaultWholeBody caps a body that must be decoded whole (protobuf, a
+// JSON document) when --max-request-size is not set: VictoriaLogs' default
+// for Loki and OpenTelemetry requests.
+const defaultWholeBody = 64 << 20
+
+// wholeBodyLimit is the largest body readWhole takes.
+func (s *Server) wholeBodyLimit() int64 {
+	if m := s.cfg.MaxRequestBytes; m > 0 {
+		return m
+	}
+	return defaultWholeBody
+}
+
+// readWhole reads a body that must be decoded whole into memory counted
+// against --max-inflight's budget for such bodies (s.wholeMem): a body
+// that finds no room fails with ingest.ErrBusy (HTTP 429), one over
+// wholeBodyLimit with ingest.ErrBodyTooLarge (413). release gives the
+// memory back; call it once the decoded body is no longer used.
+func (s *Server) readWhole(body io.Reader) (data []byte, release func(), err error) {
+	limit := s.wholeBodyLimit()
+	var held int64
+	release = func() {
+		if held > 0 {
+			s.wholeMem.Release(held)
+			held = 0
+		}
+	}
+	const step = 1 << 20
+	buf := make([]byte, 0, 64<<10)
+	for {
+		if len(buf) == cap(buf) {
+			next := min(int64(max(2*cap(buf), step)), limit+1)
+			if need := next - held; need > 0 {
+				if !s.wholeMem.TryAcquire(need) {
+					release()
+					return nil, nil, fmt.Errorf("%w: no memory for one more whole request body", ingest.ErrBusy)
+				}
+				held += need
+			}
+			buf = append(buf, make([]byte, int(next)-len(buf))...)[:len(buf)]
+		}
+		n, rerr := body.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if int64(len(buf)) > limit {
+			release()
+			return nil, nil, ingest.ErrBodyTooLarge
+		}
+		switch {
+		case rerr == io.EOF:
+			return buf, release, nil
+		case errors.Is(rerr, ingest.ErrBodyTooLarge):
+			release()
+			return nil, nil, rerr
+		case rerr != nil:
+			release()
+			return nil, nil, &ingest.ReadError{Err: rerr}
+		}
+	}
 }

@@ -28,6 +28,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/semaphore"
+
 	"github.com/spate-io/spate/internal/fileserve"
 	"github.com/spate-io/spate/internal/ingest"
 	"github.com/spate-io/spate/internal/query"
@@ -179,6 +181,9 @@ type Server struct {
 	// down while it is not zero.
 	ingesting atomic.Int64
 	pacer     *queryPacer
+	// wholeMem bounds the memory of request bodies decoded whole (Loki,
+	// OpenTelemetry): see readWhole.
+	wholeMem *semaphore.Weighted
 	// done is closed when the server begins to shut down: live tails end.
 	done     chan struct{}
 	doneOnce sync.Once
@@ -197,6 +202,7 @@ func New(cfg Config) (*Server, error) {
 	if s.pipe, err = ingest.NewPipeline(cfg.Ingest); err != nil {
 		return nil, err
 	}
+	s.wholeMem = semaphore.NewWeighted(max(s.pipe.Config().MemoryBytes, s.wholeBodyLimit()+1))
 	s.m = newServerMetrics(s)
 	if cfg.QueryShare < 1 {
 		s.pacer = newQueryPacer(cfg.QueryShare, func() bool { return s.ingesting.Load() > 0 })
@@ -275,6 +281,8 @@ func (s *Server) Handler() http.Handler {
 func (s *Server) dataRoutes(mux *http.ServeMux) {
 	mux.Handle("/insert/jsonline", s.route("/insert/jsonline", s.handleInsert))
 	mux.Handle("/api/v1/ingest", s.route("/api/v1/ingest", s.handleInsert))
+	mux.Handle("/insert/elasticsearch", s.route("/insert/elasticsearch", s.handleElasticsearch))
+	mux.Handle("/insert/elasticsearch/", s.route("/insert/elasticsearch/", s.handleElasticsearch))
 	for path, h := range map[string]func(context.Context, http.ResponseWriter, *http.Request) error{
 		"/select/logsql/query":               s.handleQuery,
 		"/select/logsql/hits":                s.handleHits,
