@@ -53,9 +53,12 @@ type Config struct {
 	// held in memory; bodies cycle through it. 0 means Volume capped at
 	// 256 MiB, or 64 MiB in duration mode.
 	PoolBytes int64
-	Gzip      bool   // send each body gzip-compressed (compressed before the run)
-	Token     string // sent as "Authorization: Bearer Token" when set
-	Seed      uint64 // seed of the generated data (internal/gen)
+	// Protocol is how the lines are sent (see Protocol); "" means
+	// JSONLine. A URL without a path gets the protocol's endpoint.
+	Protocol Protocol
+	Gzip     bool   // send each body gzip-compressed (compressed before the run)
+	Token    string // sent as "Authorization: Bearer Token" when set
+	Seed     uint64 // seed of the generated data (internal/gen)
 
 	MaxBackoff time.Duration // cap on the wait after a 429, whatever Retry-After says; 0 means 100ms
 	MaxErrors  int           // failed requests (429s do not count) that stop the run with an error; 0 means 3
@@ -81,6 +84,9 @@ func (c *Config) setDefaults() error {
 			c.PoolBytes = min(c.Volume, 256<<20)
 		}
 	}
+	if c.Protocol == "" {
+		c.Protocol = JSONLine
+	}
 	if c.MaxBackoff == 0 {
 		c.MaxBackoff = 100 * time.Millisecond
 	}
@@ -103,13 +109,14 @@ func (c *Config) setDefaults() error {
 // run, from the first request to the last reply; MB are decimal (1e6 bytes)
 // and count raw (uncompressed) NDJSON unless named wire.
 type Result struct {
-	URL         string  `json:"url"`
-	Clients     int     `json:"clients"`
-	BatchBytes  int     `json:"batch_bytes"`            // target raw bytes per body
-	Gzip        bool    `json:"gzip"`                   // bodies sent gzip-compressed
-	Seed        uint64  `json:"seed"`                   // of the generated data
-	DurationSec float64 `json:"duration_sec,omitempty"` // asked for (duration mode)
-	Volume      int64   `json:"volume,omitempty"`       // asked for (volume mode)
+	URL         string   `json:"url"`
+	Protocol    Protocol `json:"protocol,omitempty"` // "" is jsonline
+	Clients     int      `json:"clients"`
+	BatchBytes  int      `json:"batch_bytes"`            // target raw bytes per body
+	Gzip        bool     `json:"gzip"`                   // bodies sent gzip-compressed
+	Seed        uint64   `json:"seed"`                   // of the generated data
+	DurationSec float64  `json:"duration_sec,omitempty"` // asked for (duration mode)
+	Volume      int64    `json:"volume,omitempty"`       // asked for (volume mode)
 
 	PoolBytes    int64   `json:"pool_bytes"`     // distinct data generated before the run
 	PoolLines    int64   `json:"pool_lines"`     // lines in it
@@ -166,17 +173,17 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if err := cfg.setDefaults(); err != nil {
 		return Result{}, fmt.Errorf("invalid ingest benchmark config: %w", err)
 	}
-	target, metricsURL, err := endpoints(cfg.URL)
+	target, metricsURL, err := endpoints(cfg.URL, cfg.Protocol)
 	if err != nil {
 		return Result{}, err
 	}
-	res := Result{URL: target, Clients: cfg.Clients, BatchBytes: cfg.BatchBytes, Gzip: cfg.Gzip, Seed: cfg.Seed, Volume: cfg.Volume}
+	res := Result{URL: target, Protocol: cfg.Protocol, Clients: cfg.Clients, BatchBytes: cfg.BatchBytes, Gzip: cfg.Gzip, Seed: cfg.Seed, Volume: cfg.Volume}
 	if cfg.Volume == 0 {
 		res.DurationSec = cfg.Duration.Seconds()
 	}
 
 	genStart := time.Now()
-	p, err := makePool(ctx, cfg.PoolBytes, cfg.BatchBytes, cfg.Seed, cfg.Gzip)
+	p, err := makePool(ctx, cfg.PoolBytes, cfg.BatchBytes, cfg.Seed, cfg.Gzip, cfg.Protocol)
 	if err != nil {
 		return res, err
 	}
@@ -314,7 +321,7 @@ func merge(res *Result, stats []clientStats) {
 
 // endpoints returns the ingest URL to post to and the server's /metrics
 // URL, from the URL the user gave.
-func endpoints(raw string) (target, metrics string, err error) {
+func endpoints(raw string, p Protocol) (target, metrics string, err error) {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return "", "", fmt.Errorf("cannot parse the server URL: %w", err)
@@ -323,7 +330,7 @@ func endpoints(raw string) (target, metrics string, err error) {
 		return "", "", fmt.Errorf("cannot use the server URL %q: want http://HOST:PORT[/PATH]", raw)
 	}
 	if u.Path == "" || u.Path == "/" {
-		u.Path = DefaultPath
+		u.Path = p.path()
 	}
 	m := url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/metrics"}
 	return u.String(), m.String(), nil

@@ -14,7 +14,7 @@ import (
 // starts and only read during the run, by any number of clients at once.
 type body struct {
 	raw   []byte // NDJSON lines, each ending in '\n'; aliases the pool
-	wire  []byte // what is sent: raw, or its gzip stream
+	wire  []byte // what is sent: raw in the protocol, gzip-compressed with Gzip
 	lines int64  // lines in raw
 }
 
@@ -27,10 +27,10 @@ type pool struct {
 
 // makePool generates size bytes of NDJSON with internal/gen (seeded, so the
 // same for every run with the same seed), splits it into bodies of about
-// batchBytes and, if gz is set, compresses each body. It allocates size
+// batchBytes, encodes each in proto and, if gz is set, compresses it. It allocates size
 // bytes, plus about a tenth of that again for the gzip streams, once;
 // nothing is generated or copied per request afterwards.
-func makePool(ctx context.Context, size int64, batchBytes int, seed uint64, gz bool) (*pool, error) {
+func makePool(ctx context.Context, size int64, batchBytes int, seed uint64, gz bool, proto Protocol) (*pool, error) {
 	var buf bytes.Buffer
 	buf.Grow(int(size))
 	st, err := gen.Write(ctx, &buf, gen.Config{Seed: seed, Size: size, Format: "ndjson"})
@@ -43,8 +43,11 @@ func makePool(ctx context.Context, size int64, batchBytes int, seed uint64, gz b
 	p := &pool{data: buf.Bytes(), lines: st.Lines}
 	for _, raw := range splitBodies(nil, p.data, batchBytes) {
 		b := body{raw: raw, wire: raw, lines: int64(bytes.Count(raw, []byte{'\n'}))}
+		if b.wire, err = proto.encode(raw); err != nil {
+			return nil, err
+		}
 		if gz {
-			if b.wire, err = gzipBytes(raw); err != nil {
+			if b.wire, err = gzipBytes(b.wire); err != nil {
 				return nil, err
 			}
 		}

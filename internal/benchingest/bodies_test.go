@@ -74,7 +74,7 @@ func TestSplitBodiesGenerated(t *testing.T) {
 
 func TestMakePool(t *testing.T) {
 	for _, gz := range []bool{false, true} {
-		p, err := makePool(context.Background(), 300<<10, 64<<10, 3, gz)
+		p, err := makePool(context.Background(), 300<<10, 64<<10, 3, gz, JSONLine)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,7 +104,7 @@ func TestMakePool(t *testing.T) {
 			t.Fatalf("gzip=%v: %d bodies, %d lines (pool %d)", gz, len(p.bodies), lines, p.lines)
 		}
 	}
-	if _, err := makePool(context.Background(), 10, 1<<20, 1, false); err == nil || !strings.Contains(err.Error(), "hold no whole generated line") {
+	if _, err := makePool(context.Background(), 10, 1<<20, 1, false, JSONLine); err == nil || !strings.Contains(err.Error(), "hold no whole generated line") {
 		t.Fatalf("a pool smaller than one line: %v", err)
 	}
 }

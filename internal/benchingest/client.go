@@ -120,7 +120,7 @@ func (r *run) loop(ctx context.Context, st *clientStats) {
 			st.status[status]++
 			switch {
 			case status >= 200 && status < 300:
-				acc, rej, err := parseResponse(resp.Bytes(), b.lines)
+				acc, rej, err := r.cfg.Protocol.parseReply(resp.Bytes(), b.lines)
 				if err != nil {
 					st.failed++
 					if r.fail(err) {
@@ -163,7 +163,7 @@ func (r *run) post(ctx context.Context, b *body, resp *bytes.Buffer) (status int
 	if err != nil {
 		return 0, "", fmt.Errorf("cannot make a request to %s: %w", r.url, err)
 	}
-	req.Header.Set("Content-Type", "application/x-ndjson")
+	req.Header.Set("Content-Type", r.cfg.Protocol.contentType())
 	if r.cfg.Gzip {
 		req.Header.Set("Content-Encoding", "gzip")
 	}

@@ -80,7 +80,7 @@ func TestPlan(t *testing.T) {
 func TestEndpoints(t *testing.T) {
 	f := func(raw, wantTarget, wantMetrics string) {
 		t.Helper()
-		target, metrics, err := endpoints(raw)
+		target, metrics, err := endpoints(raw, JSONLine)
 		if err != nil || target != wantTarget || metrics != wantMetrics {
 			t.Fatalf("endpoints(%q) = %q, %q, %v", raw, target, metrics, err)
 		}
@@ -90,7 +90,7 @@ func TestEndpoints(t *testing.T) {
 	f("http://localhost:1/api/v1/ingest", "http://localhost:1/api/v1/ingest", "http://localhost:1/metrics")
 	f("https://h/insert/jsonline?_stream_fields=service", "https://h/insert/jsonline?_stream_fields=service", "https://h/metrics")
 	for _, bad := range []string{"127.0.0.1:9428", "ftp://h/", "http://", "http://h:bad port/"} {
-		if _, _, err := endpoints(bad); err == nil {
+		if _, _, err := endpoints(bad, JSONLine); err == nil {
 			t.Errorf("endpoints(%q): no error", bad)
 		}
 	}

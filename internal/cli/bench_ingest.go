@@ -38,6 +38,7 @@ type benchIngestOpts struct {
 	keep         bool
 	serveArgs    []string
 	compareWrite bool
+	protocols    string
 	asJSON       bool
 	quiet        bool
 }
@@ -99,6 +100,14 @@ a short burst overstates sustained fsync rates), and reports ingest MB/s over it
 cost of HTTP, decoding and validation over a plain append to a file. The
 issue asks for at least 0.5 with --fsync batch.
 
+--protocol sends the same lines in another protocol (the MB/s count the
+same NDJSON payload): elasticsearch as a bulk body ({"create":{}} before each
+line), loki as a Loki push in protobuf + snappy (one stream per service, the
+line as its text), otlp as an OpenTelemetry ExportLogsServiceRequest in
+protobuf (one resource per service, _msg as the body, the other fields as
+attributes). A comma list runs each protocol in turn against the same
+server and adds a table of their MB/s, each over the first's.
+
 The load generator shares the machine with a spawned server: the report
 shows the CPU time of both (the server's from its /metrics), so you can see
 when the two compete for cores.
@@ -115,6 +124,12 @@ sending to reading the reply; peak RSS in MB (1e6 bytes).`,
 
   # exactly 1 GiB of logs, gzip-compressed, 16 clients, as JSON
   spate bench ingest --volume 1GiB --gzip --clients 16 --json > ingest.json
+
+  # the shippers' protocols against /insert/jsonline, same lines, same server
+  spate bench ingest --volume 512MiB --protocol jsonline,elasticsearch,loki,otlp
+
+  # VictoriaLogs (or any server with these endpoints) with the same load
+  spate bench ingest --url http://127.0.0.1:9428 --protocol jsonline,loki
 
   # a server that is already running, with a token
   spate bench ingest --url http://127.0.0.1:9428 --token-file ~/.spate-token --duration 30s`,
@@ -135,6 +150,7 @@ sending to reading the reply; peak RSS in MB (1e6 bytes).`,
 	f.StringVar(&o.dir, "dir", "", "where the spawned server's data directory and the --compare-write files go (default: the system temp dir, "+os.TempDir()+")")
 	f.BoolVar(&o.keep, "keep", false, "keep the spawned server's data directory")
 	f.StringArrayVar(&o.serveArgs, "serve-arg", nil, "an extra argument for the spawned spate serve (repeatable), e.g. --serve-arg=--max-queue=256MiB")
+	f.StringVar(&o.protocols, "protocol", "jsonline", "how the lines are sent: jsonline, elasticsearch (bulk), loki (protobuf+snappy) or otlp (protobuf); a comma list runs each in turn against the same server and compares their MB/s with the first's")
 	f.BoolVar(&o.compareWrite, "compare-write", false, "also run spate bench write with the matching fsync mode and report the ratio")
 	f.BoolVar(&o.asJSON, "json", false, "print the report as JSON")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress lines on stderr")
@@ -147,6 +163,9 @@ type benchIngestReport struct {
 	Ingest benchingest.Result   `json:"ingest"`           // the load test
 	Server *spawnedServerReport `json:"server,omitempty"` // the spawned server; absent with --url
 	Write  *compareWriteReport  `json:"write,omitempty"`  // with --compare-write
+	// Protocols holds one run per --protocol after the first (which is
+	// Ingest), against the same server.
+	Protocols []benchingest.Result `json:"protocols,omitempty"`
 }
 
 // spawnedServerReport describes the server `spate bench ingest` started.
@@ -228,8 +247,23 @@ func runBenchIngest(cmd *cobra.Command, o *benchIngestOpts) error {
 		rep.Server = &spawnedServerReport{Args: args, PID: srv.cmd.Process.Pid, URL: srv.url, DataDir: dataDir, Kept: o.keep, StartSec: srv.startSec}
 	}
 
+	protos, err := parseProtocols(o.protocols)
+	if err != nil {
+		return err
+	}
+	cfg.Protocol = protos[0]
 	res, runErr := benchingest.Run(ctx, cfg)
 	rep.Ingest = res
+	for _, p := range protos[1:] {
+		if runErr != nil {
+			break
+		}
+		c := cfg
+		c.Protocol = p
+		var r benchingest.Result
+		r, runErr = benchingest.Run(ctx, c)
+		rep.Protocols = append(rep.Protocols, r)
+	}
 
 	var stopErr error
 	if srv != nil {
@@ -590,6 +624,13 @@ func writeBenchIngestTable(w io.Writer, rep *benchIngestReport) error {
 		}
 		fmt.Fprintln(w)
 	}
+	if len(rep.Protocols) > 0 {
+		base := rep.Ingest
+		fmt.Fprintf(w, "\n| protocol | MB/s | lines/s | wire MB/s | P95 ms | MB/s over %s |\n|---|---:|---:|---:|---:|---:|\n", base.Protocol)
+		for _, r := range append([]benchingest.Result{base}, rep.Protocols...) {
+			fmt.Fprintf(w, "| %s | %.1f | %.0f | %.1f | %.1f | %.2f |\n", r.Protocol, r.MBps, r.LinesPerSec, r.WireMBps, r.LatencyMS.P95, r.MBps/max(base.MBps, 1e-9))
+		}
+	}
 	_, err := fmt.Fprintf(w, "\n%s\n", benchingest.Units)
 	return err
 }
@@ -598,4 +639,17 @@ func progressf(w io.Writer, format string, args ...any) {
 	if w != nil {
 		fmt.Fprintf(w, format, args...)
 	}
+}
+
+// parseProtocols reads --protocol: one protocol or a comma list.
+func parseProtocols(s string) ([]benchingest.Protocol, error) {
+	var out []benchingest.Protocol
+	for f := range strings.SplitSeq(s, ",") {
+		p, err := benchingest.ParseProtocol(strings.TrimSpace(f))
+		if err != nil {
+			return nil, usagef("--protocol: %v", err)
+		}
+		out = append(out, p)
+	}
+	return out, nil
 }

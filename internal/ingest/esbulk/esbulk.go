@@ -99,20 +99,29 @@ func (r *Reader) Syntax() *SyntaxError {
 }
 
 // Read implements io.Reader.
+// It fills p with as many items' lines as fit (pending output aliases the
+// buffered reader, so it is copied out before the next item is read).
 func (r *Reader) Read(p []byte) (int, error) {
-	for len(r.pending) == 0 {
-		if r.newline {
-			r.newline = false
-			r.pending = newlineBytes
-			break
+	n := 0
+	for n < len(p) {
+		if len(r.pending) == 0 {
+			if r.newline {
+				r.newline = false
+				r.pending = newlineBytes
+			} else if r.err != nil {
+				if n > 0 {
+					return n, nil
+				}
+				return 0, r.err
+			} else {
+				r.step()
+				continue
+			}
 		}
-		if r.err != nil {
-			return 0, r.err
-		}
-		r.step()
+		c := copy(p[n:], r.pending)
+		r.pending = r.pending[c:]
+		n += c
 	}
-	n := copy(p, r.pending)
-	r.pending = r.pending[n:]
 	return n, nil
 }
 
@@ -332,7 +341,9 @@ type Outcome struct {
 // AppendResponse appends the bulk response for items and their outcomes
 // (len(out) == len(items)): {"took":..,"errors":..,"items":[..]}, each
 // item under its action's name with _index, _id when given, status and
-// either result "created" or an error object, as Elasticsearch answers.
+// either result "created" or an error object: what Elasticsearch answers,
+// less the fields (_version, _shards, _seq_no) that have no meaning for
+// logs and that clients do not read.
 func AppendResponse(dst []byte, tookMs int64, items []Item, out []Outcome) []byte {
 	errs := false
 	for _, o := range out {
@@ -350,16 +361,21 @@ func AppendResponse(dst []byte, tookMs int64, items []Item, out []Outcome) []byt
 		o := out[i]
 		dst = append(dst, `{"`...)
 		dst = append(dst, it.Op.String()...)
-		dst = append(dst, `":{"_index":`...)
-		dst = appendJSONString(dst, it.Index)
-		if it.ID != "" {
-			dst = append(dst, `,"_id":`...)
-			dst = appendJSONString(dst, it.ID)
+		dst = append(dst, `":{`...)
+		if it.Index != "" {
+			dst = append(dst, `"_index":`...)
+			dst = appendJSONString(dst, it.Index)
+			dst = append(dst, ',')
 		}
-		dst = append(dst, `,"status":`...)
+		if it.ID != "" {
+			dst = append(dst, `"_id":`...)
+			dst = appendJSONString(dst, it.ID)
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `"status":`...)
 		dst = strconv.AppendInt(dst, int64(o.Status), 10)
 		if o.Status < 300 {
-			dst = append(dst, `,"result":"created","_version":1,"_shards":{"total":1,"successful":1,"failed":0}}}`...)
+			dst = append(dst, `,"result":"created"}}`...)
 			continue
 		}
 		dst = append(dst, `,"error":{"type":`...)
