@@ -113,3 +113,59 @@ func TestShipperElasticsearch(t *testing.T) {
 		}
 	}
 }
+
+// TestShipperOTLP emits records with the OpenTelemetry Python SDK to
+// spate serve, once through its OTLP/HTTP exporter (protobuf) and once in
+// the OTLP JSON encoding, and checks that both give the same rows. With
+// SPATE_VICTORIALOGS, the exporter feeds VictoriaLogs v1.52.1 the same
+// records (it takes protobuf only), and its rows must be spate's.
+func TestShipperOTLP(t *testing.T) {
+	py := shipperPython(t)
+	t.Setenv(mainEnv, "1")
+	script := shipperScript(t, "otlp_logs.py")
+	const n = 300
+	var res struct{ Records int }
+	pb := startServe(t, t.TempDir())
+	runShipper(t, py, &res, script, pb.url+"/insert/opentelemetry/v1/logs", "300")
+	js := startServe(t, t.TempDir())
+	runShipper(t, py, &res, script, js.url+"/insert/opentelemetry/v1/logs", "300", "--json")
+	sp := vlQuery(t, pb.url, "*", "0", "0")
+	sortRows(sp)
+	sj := vlQuery(t, js.url, "*", "0", "0")
+	sortRows(sj)
+	if len(sp) != n || len(sj) != n {
+		t.Fatalf("stored %d rows from protobuf, %d from JSON, want %d", len(sp), len(sj), n)
+	}
+	for i := range sp {
+		if !reflect.DeepEqual(sp[i], sj[i]) {
+			t.Fatalf("row %d:\nprotobuf %v\nJSON     %v", i, sp[i], sj[i])
+		}
+	}
+	var r map[string]string
+	for _, row := range sp {
+		if row["_msg"] == "order 1 placed" {
+			r = row
+		}
+	}
+	if r["service.name"] != "checkout" || r["trace_id"] != "5b8efff798038103d269b633813fc60d" || r["order.id"] != "1" || r["severity_text"] != "Warn" {
+		t.Errorf("row 1: %v", r)
+	}
+	vlBin := os.Getenv("SPATE_VICTORIALOGS")
+	if vlBin == "" {
+		t.Log("SPATE_VICTORIALOGS unset: not compared with VictoriaLogs")
+		return
+	}
+	vl := startVictoriaLogs(t, vlBin)
+	runShipper(t, py, &res, script, vl+"/insert/opentelemetry/v1/logs", "300")
+	forceFlush(t, vl)
+	vr := vlQuery(t, vl, "*", "0", "0")
+	sortRows(vr)
+	if len(vr) != n {
+		t.Fatalf("VictoriaLogs stored %d rows", len(vr))
+	}
+	for i := range vr {
+		if !reflect.DeepEqual(vr[i], sp[i]) {
+			t.Fatalf("row %d:\nVictoriaLogs %v\nspate        %v", i, vr[i], sp[i])
+		}
+	}
+}

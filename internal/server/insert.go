@@ -98,10 +98,14 @@ type insertSpec struct {
 	typeHint string
 	// allErrors: Result.Errors names every rejected line.
 	allErrors bool
+	// emptyOK: a request without lines succeeds (a push with no
+	// entries); else it is a 400.
+	emptyOK bool
 	// lines turns the decoded body into the NDJSON lines to store; nil:
 	// the body is NDJSON. Its error is the client's (400), or an
 	// *ingest.ReadError, or ingest.ErrBodyTooLarge, or ingest.ErrBusy.
-	lines func(body io.Reader) (io.Reader, error)
+	// It may change the request's parameters p for the lines it makes.
+	lines func(body io.Reader, p *ingest.Params) (io.Reader, error)
 }
 
 // jsonlineSpec is /insert/jsonline's: NDJSON bodies.
@@ -185,7 +189,7 @@ func (s *Server) insertWith(r *http.Request, body *bodyReader, rep *insertReport
 			src = &capReader{r: src, left: maxBytes}
 			maxBytes = 0 // the lines made from the body are not capped
 		}
-		lines, err := spec.lines(src)
+		lines, err := spec.lines(src, &params)
 		if err != nil {
 			ticket.Release()
 			var re *ingest.ReadError
@@ -230,6 +234,9 @@ func (s *Server) insertWith(r *http.Request, body *bodyReader, rep *insertReport
 		return http.StatusOK
 	case rep.Rejected > 0:
 		return fail(http.StatusBadRequest, "no valid lines")
+	}
+	if spec.emptyOK {
+		return http.StatusOK
 	}
 	return fail(http.StatusBadRequest, "empty body: send NDJSON lines")
 }

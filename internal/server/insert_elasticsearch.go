@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spate-io/spate/internal/ingest"
 	"github.com/spate-io/spate/internal/ingest/esbulk"
 )
 
@@ -82,7 +83,7 @@ func (s *Server) handleESBulk(w http.ResponseWriter, r *http.Request, index stri
 	var br *esbulk.Reader
 	spec := insertSpec{
 		types: esTypes, typeHint: "send the bulk body as application/x-ndjson", allErrors: true,
-		lines: func(b io.Reader) (io.Reader, error) {
+		lines: func(b io.Reader, _ *ingest.Params) (io.Reader, error) {
 			br = esbulk.NewReader(b)
 			return br, nil
 		},

@@ -80,6 +80,11 @@ func (s *Server) route(path string, h http.HandlerFunc) http.Handler {
 
 type tenantKey struct{}
 
+// contextWithTenant returns ctx with t as the tenant tenantOf gives.
+func contextWithTenant(ctx context.Context, t segment.Tenant) context.Context {
+	return context.WithValue(ctx, tenantKey{}, t)
+}
+
 // tenantOf returns the tenant route chose for r: its headers', or its
 // token's bound tenant; the default tenant (0:0) when none is recorded.
 func tenantOf(r *http.Request) segment.Tenant {

@@ -281,6 +281,9 @@ func (s *Server) Handler() http.Handler {
 func (s *Server) dataRoutes(mux *http.ServeMux) {
 	mux.Handle("/insert/jsonline", s.route("/insert/jsonline", s.handleInsert))
 	mux.Handle("/api/v1/ingest", s.route("/api/v1/ingest", s.handleInsert))
+	mux.Handle("/insert/loki/api/v1/push", s.route("/insert/loki/api/v1/push", s.handleLoki))
+	mux.Handle("/insert/loki/ready", s.route("/insert/loki/ready", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ready")) }))
+	mux.Handle("/insert/opentelemetry/v1/logs", s.route("/insert/opentelemetry/v1/logs", s.handleOTLP))
 	mux.Handle("/insert/elasticsearch", s.route("/insert/elasticsearch", s.handleElasticsearch))
 	mux.Handle("/insert/elasticsearch/", s.route("/insert/elasticsearch/", s.handleElasticsearch))
 	for path, h := range map[string]func(context.Context, http.ResponseWriter, *http.Request) error{

@@ -1,0 +1,111 @@
+package server
+
+import (
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/spate-io/spate/internal/ingest"
+	"github.com/spate-io/spate/internal/ingest/otlp"
+	"github.com/spate-io/spate/internal/ndjson"
+)
+
+// otlpTypes are the Content-Types of OTLP/HTTP: protobuf and JSON.
+var otlpTypes = map[string]bool{
+	"application/x-protobuf": true,
+	"application/protobuf":   true,
+	"application/json":       true,
+}
+
+// handleOTLP serves POST /insert/opentelemetry/v1/logs, OTLP/HTTP logs
+// (https://opentelemetry.io/docs/specs/otlp/#otlphttp) in protobuf or JSON
+// (VictoriaLogs takes protobuf only), gzip or zstd compressed or not. The
+// whole request is checked before any of it is stored: a bad one gets 400
+// and stores nothing. Success is 200 with an ExportLogsServiceResponse in
+// the request's encoding, with partial_success when some records were
+// rejected; failures carry a google.rpc.Status, and 429 and 503 a
+// Retry-After, which OTLP exporters honour.
+func (s *Server) handleOTLP(w http.ResponseWriter, r *http.Request) {
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	isJSON := mt == "application/json"
+	var release func()
+	defer func() {
+		if release != nil {
+			release()
+		}
+	}()
+	spec := insertSpec{
+		types: otlpTypes, emptyOK: true, typeHint: "send application/x-protobuf or application/json (OTLP/HTTP)",
+		lines: func(body io.Reader, p *ingest.Params) (io.Reader, error) {
+			data, rel, err := s.readWhole(body)
+			if err != nil {
+				return nil, err
+			}
+			release = rel
+			var req *otlp.Request
+			if isJSON {
+				req, err = otlp.DecodeJSON(data)
+			} else {
+				req, err = otlp.DecodeProtobuf(data)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("cannot read the OTLP logs request: %w", err)
+			}
+			p.TimeField = "" // records carry their own time
+			return ingest.RowReader(tenantOf(r), req.Rows), nil
+		},
+	}
+	s.serveProtocol(w, r, &spec, func(code int, rep *insertReport) {
+		ct := "application/x-protobuf"
+		if isJSON {
+			ct = "application/json"
+		}
+		w.Header().Set("Content-Type", ct)
+		if code == http.StatusOK || (code == http.StatusBadRequest && rep.Accepted == 0 && rep.Rejected > 0) {
+			// Every record was read: some may have been rejected (a line
+			// over the size limit), which is a partial success.
+			msg := ""
+			if rep.Rejected > 0 && len(rep.Errors) > 0 {
+				msg = fmt.Sprintf("%d log records rejected; the first: record %d: %s", rep.Rejected, rep.Errors[0].Line, rep.Errors[0].Error)
+			}
+			w.WriteHeader(http.StatusOK)
+			w.Write(otlp.AppendResponse(nil, isJSON, rep.Rejected, msg))
+			return
+		}
+		w.WriteHeader(code)
+		w.Write(appendRPCStatus(nil, isJSON, code, rep.Error))
+	})
+}
+
+// appendRPCStatus appends the google.rpc.Status OTLP/HTTP failures carry
+// (code=1, message=2), in JSON or protobuf, with the gRPC code of the HTTP
+// status.
+func appendRPCStatus(dst []byte, json bool, httpCode int, msg string) []byte {
+	code := 13 // INTERNAL
+	switch httpCode {
+	case http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType, http.StatusMethodNotAllowed:
+		code = 3 // INVALID_ARGUMENT
+	case http.StatusTooManyRequests:
+		code = 8 // RESOURCE_EXHAUSTED
+	case http.StatusServiceUnavailable:
+		code = 14 // UNAVAILABLE
+	case http.StatusRequestTimeout:
+		code = 4 // DEADLINE_EXCEEDED
+	case http.StatusUnauthorized:
+		code = 16 // UNAUTHENTICATED
+	case http.StatusForbidden:
+		code = 7 // PERMISSION_DENIED
+	}
+	if json {
+		dst = fmt.Appendf(dst, `{"code":%d,"message":`, code)
+		dst = ndjson.AppendQuoted(dst, msg)
+		return append(dst, '}')
+	}
+	dst = protowire.AppendTag(dst, 1, protowire.VarintType)
+	dst = protowire.AppendVarint(dst, uint64(code))
+	dst = protowire.AppendTag(dst, 2, protowire.BytesType)
+	return protowire.AppendString(dst, msg)
+}
