@@ -3,17 +3,20 @@ package cli
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/spate-io/spate/internal/fileserve"
 	"github.com/spate-io/spate/internal/ingest"
+	"github.com/spate-io/spate/internal/ingest/syslog"
 	"github.com/spate-io/spate/internal/segment"
 	"github.com/spate-io/spate/internal/server"
 )
@@ -22,6 +25,13 @@ type serveOpts struct {
 	data          string
 	listen        string
 	adminListen   string
+	syslogTCP     string
+	syslogUDP     string
+	syslogCert    string
+	syslogKey     string
+	syslogTZ      string
+	syslogTenant  string
+	syslogStreams string
 	fsync         string
 	fsyncInterval time.Duration
 	maxRequest    sizeFlag
@@ -80,6 +90,16 @@ Endpoints (main listener):
                           decolorize_fields, extra_fields, debug and their
                           VL-* headers; Content-Encoding gzip or zstd
   POST /api/v1/ingest     the same (PUT too, for curl -T)
+  POST|PUT /insert/elasticsearch/_bulk   the Elasticsearch bulk API
+                          (Filebeat, Fluent Bit, Vector, Logstash, the ES
+                          clients), answered item by item; also
+                          /{index}/_bulk and the probes shippers send first
+  POST /insert/opentelemetry/v1/logs    OTLP/HTTP logs, protobuf or JSON
+  POST /insert/loki/api/v1/push         Loki push, JSON or protobuf+snappy
+                          (Promtail, Grafana Alloy); X-Scope-OrgID = tenant
+  --syslog-tcp, --syslog-udp            syslog (RFC 5424, RFC 3164; octet
+                          counting or newline framing; TLS with
+                          --syslog-tls-cert/--syslog-tls-key)
   GET|POST /select/logsql/query        LogsQL query; NDJSON rows as found
                           (limit=N: the N newest; offset, format=csv)
   GET|POST /select/logsql/hits         counts per step (offset, field,
@@ -247,6 +267,13 @@ Examples:
 	fl.StringVar(&o.cacheControl, "cache-control", "", "Cache-Control of the files under --files, e.g. \"public, max-age=3600\" (default: none)")
 	fl.StringArrayVar(&o.immutable, "immutable", nil, "path pattern (path.Match, relative to --files, e.g. 'assets/*.js') whose files get Cache-Control immutable; repeatable")
 	fl.StringVar(&o.listen, "listen", "127.0.0.1:9428", "address of the API (host:port; port 0 picks a free one)")
+	fl.StringVar(&o.syslogTCP, "syslog-tcp", "", "also take syslog over TCP on this address, e.g. 127.0.0.1:514 (RFC 5424 and RFC 3164, octet counting or newline framing; default: off)")
+	fl.StringVar(&o.syslogUDP, "syslog-udp", "", "also take syslog over UDP on this address (one or more messages a datagram; dropped and counted when storage falls behind; default: off)")
+	fl.StringVar(&o.syslogCert, "syslog-tls-cert", "", "PEM certificate file: --syslog-tcp takes TLS (RFC 5425) with it and --syslog-tls-key")
+	fl.StringVar(&o.syslogKey, "syslog-tls-key", "", "PEM private key file of --syslog-tls-cert")
+	fl.StringVar(&o.syslogTZ, "syslog-tz", "Local", "time zone of syslog timestamps without one (RFC 3164), an IANA name such as UTC or Europe/Berlin")
+	fl.StringVar(&o.syslogTenant, "syslog-tenant", "0:0", "tenant (ACCOUNT:PROJECT) syslog messages are stored in")
+	fl.StringVar(&o.syslogStreams, "syslog-stream-fields", strings.Join(syslog.DefaultStreamFields, ","), "fields of syslog messages that make their _stream")
 	fl.StringVar(&o.adminListen, "admin-listen", "", "address for pprof and metrics, e.g. 127.0.0.1:9429 (default: off)")
 	fl.StringVar(&o.fsync, "fsync", "batch", "when to fsync: batch (acknowledge after fsync), interval (acknowledge after write, fsync every --fsync-interval), never")
 	fl.DurationVar(&o.fsyncInterval, "fsync-interval", segment.DefaultSyncInterval, "fsync period for --fsync interval")
@@ -371,6 +398,18 @@ func runServe(ctx context.Context, o *serveOpts, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stderr, "spate serve: admin (pprof, metrics) on http://%s\n", admin.Addr())
 	}
+	sy, err := o.listenSyslog(stderr)
+	if err != nil {
+		ln.Close()
+		if admin != nil {
+			admin.Close()
+		}
+		srv.Close()
+		return err
+	}
+	if sy.TCP != nil || sy.UDP != nil {
+		srv.ServeSyslog(ctx, sy)
+	}
 	// Tools (bench ingest, tests) wait for this exact line.
 	fmt.Fprintf(stderr, "spate serve: listening on http://%s\n", ln.Addr())
 	log.Info("serving", "addr", ln.Addr().String(), "data", o.data, "fsync", sync.String(), "auth", len(tokens) > 0)
@@ -394,4 +433,69 @@ func readTokens(path string) ([]server.AuthToken, error) {
 		return nil, fmt.Errorf("--auth-token-file %s holds no token", path)
 	}
 	return toks, nil
+}
+
+// listenSyslog opens the syslog listeners of --syslog-tcp and --syslog-udp
+// (with TLS when --syslog-tls-cert is given) and says where they listen.
+func (o *serveOpts) listenSyslog(stderr io.Writer) (server.Syslog, error) {
+	var sy server.Syslog
+	if o.syslogTCP == "" && o.syslogUDP == "" {
+		if o.syslogCert != "" || o.syslogKey != "" {
+			return sy, usagef("--syslog-tls-cert and --syslog-tls-key need --syslog-tcp")
+		}
+		return sy, nil
+	}
+	if o.data == "" {
+		return sy, usagef("--syslog-tcp and --syslog-udp store into --data DIR, which is not given")
+	}
+	if (o.syslogCert == "") != (o.syslogKey == "") {
+		return sy, usagef("--syslog-tls-cert and --syslog-tls-key go together")
+	}
+	loc, err := time.LoadLocation(o.syslogTZ)
+	if err != nil {
+		return sy, usagef("--syslog-tz %q: %v", o.syslogTZ, err)
+	}
+	account, project, _ := strings.Cut(o.syslogTenant, ":")
+	tenant, err := segment.ParseTenantHeaders(account, project)
+	if err != nil {
+		return sy, usagef("--syslog-tenant %q: %v", o.syslogTenant, err)
+	}
+	sy.Config = syslog.Config{MaxLineBytes: int(o.maxLine), Location: loc, Tenant: tenant, StreamFields: []string{}}
+	for f := range strings.SplitSeq(o.syslogStreams, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			sy.Config.StreamFields = append(sy.Config.StreamFields, f)
+		}
+	}
+	closeAll := func() {
+		if sy.TCP != nil {
+			sy.TCP.Close()
+		}
+		if sy.UDP != nil {
+			sy.UDP.Close()
+		}
+	}
+	if o.syslogTCP != "" {
+		if sy.TCP, err = net.Listen("tcp", o.syslogTCP); err != nil {
+			return sy, fmt.Errorf("cannot listen for syslog on tcp %s: %w", o.syslogTCP, err)
+		}
+		scheme := "tcp"
+		if o.syslogCert != "" {
+			cert, err := tls.LoadX509KeyPair(o.syslogCert, o.syslogKey)
+			if err != nil {
+				closeAll()
+				return sy, fmt.Errorf("cannot load --syslog-tls-cert/--syslog-tls-key: %w", err)
+			}
+			sy.TCP = tls.NewListener(sy.TCP, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
+			scheme = "tls"
+		}
+		fmt.Fprintf(stderr, "spate serve: syslog on %s://%s\n", scheme, sy.TCP.Addr())
+	}
+	if o.syslogUDP != "" {
+		if sy.UDP, err = net.ListenPacket("udp", o.syslogUDP); err != nil {
+			closeAll()
+			return sy, fmt.Errorf("cannot listen for syslog on udp %s: %w", o.syslogUDP, err)
+		}
+		fmt.Fprintf(stderr, "spate serve: syslog on udp://%s\n", sy.UDP.LocalAddr())
+	}
+	return sy, nil
 }

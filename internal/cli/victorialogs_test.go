@@ -24,6 +24,12 @@ import (
 // loopback port and returns its URL.
 func startVictoriaLogs(t *testing.T, path string) string {
 	t.Helper()
+	return startVictoriaLogsArgs(t, path)
+}
+
+// startVictoriaLogsArgs is startVictoriaLogs with more flags.
+func startVictoriaLogsArgs(t *testing.T, path string, args ...string) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -32,7 +38,7 @@ func startVictoriaLogs(t *testing.T, path string) string {
 	ln.Close()
 	var logs bytes.Buffer
 	// The logs are dated 2026-01-02: keep them (the default keeps 7 days).
-	cmd := exec.Command(path, "-storageDataPath="+t.TempDir(), "-httpListenAddr="+addr, "-loggerLevel=WARN", "-retentionPeriod=100y")
+	cmd := exec.Command(path, append([]string{"-storageDataPath=" + t.TempDir(), "-httpListenAddr=" + addr, "-loggerLevel=WARN", "-retentionPeriod=100y"}, args...)...)
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

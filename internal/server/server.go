@@ -184,6 +184,7 @@ type Server struct {
 	// wholeMem bounds the memory of request bodies decoded whole (Loki,
 	// OpenTelemetry): see readWhole.
 	wholeMem *semaphore.Weighted
+	syslogState
 	// done is closed when the server begins to shut down: live tails end.
 	done     chan struct{}
 	doneOnce sync.Once
@@ -352,6 +353,7 @@ func (s *Server) Serve(ctx context.Context, ln, admin net.Listener) error {
 	}
 	s.log.Info("shutting down", "reason", context.Cause(ctx))
 	s.closing.Store(true)
+	s.stopSyslog() // and wait for their last batches
 	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if e := hs.Shutdown(sctx); e != nil && err == nil {
@@ -370,6 +372,7 @@ func (s *Server) Serve(ctx context.Context, ln, admin net.Listener) error {
 // store. Safe to call more than once.
 func (s *Server) Close() error {
 	s.stopTails()
+	s.stopSyslog()
 	if s.closing.Swap(true) {
 		return s.closeStore()
 	}

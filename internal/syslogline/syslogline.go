@@ -5,6 +5,10 @@
 // as SDID.name, and message. Names and values are substrings of the line
 // or constants (numbers come from a table); only structured-data names
 // (SDID.name) and escaped values are built.
+//
+// Parse is lenient, for reading files with `spate query`; Parser splits
+// exactly as VictoriaLogs v1.52.1 ingests syslog (internal/ingest/syslog
+// uses it).
 package syslogline
 
 import (
