@@ -93,7 +93,9 @@ func (s *Server) handleInsert(w http.ResponseWriter, r *http.Request) {
 // insertSpec says how one protocol's request bodies become NDJSON lines.
 type insertSpec struct {
 	// types are the accepted media types (Content-Type); an absent
-	// Content-Type is always accepted. typeHint ends the 415 message.
+	// Content-Type is always accepted, and nil accepts any (the body's
+	// decoder judges it, as in VictoriaLogs). typeHint ends the 415
+	// message.
 	types    map[string]bool
 	typeHint string
 	// allErrors: Result.Errors names every rejected line.
@@ -125,7 +127,7 @@ func (s *Server) insertWith(r *http.Request, body *bodyReader, rep *insertReport
 	if r.Method != http.MethodPost && r.Method != http.MethodPut {
 		return fail(http.StatusMethodNotAllowed, "use POST (or PUT) with an NDJSON body")
 	}
-	if ct := r.Header.Get("Content-Type"); ct != "" {
+	if ct := r.Header.Get("Content-Type"); ct != "" && spec.types != nil {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || !spec.types[mt] {
 			return fail(http.StatusUnsupportedMediaType, "unsupported Content-Type %q: %s", ct, spec.typeHint)

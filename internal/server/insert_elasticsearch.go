@@ -16,18 +16,6 @@ import (
 // pick their request format from its major version.
 const esVersion = "8.9.0"
 
-// esTypes are the Content-Types of bulk bodies: NDJSON, JSON, and the
-// versioned types of the Elasticsearch 8 and 9 clients
-// ("application/vnd.elasticsearch+x-ndjson; compatible-with=8").
-var esTypes = map[string]bool{
-	"application/x-ndjson":                   true,
-	"application/json":                       true,
-	"application/vnd.elasticsearch+x-ndjson": true,
-	"application/vnd.elasticsearch+json":     true,
-	"text/plain":                             true,
-	"application/octet-stream":               true,
-}
-
 // handleElasticsearch serves /insert/elasticsearch/: the bulk API
 // (/_bulk and /{index}/_bulk) and the probes shippers send before it
 // (GET or HEAD of the root, _license, index templates, ILM policies,
@@ -68,7 +56,9 @@ func (s *Server) handleElasticsearch(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleESBulk stores the documents of a bulk body and answers item by
-// item. A document that is not a JSON object, an empty one, and the
+// item. Its Content-Type is not checked (VictoriaLogs does not either;
+// the 8.x clients send application/vnd.elasticsearch+x-ndjson). A
+// document that is not a JSON object, an empty one, and the
 // delete and update actions are errors in their own items; the other
 // items are stored. A request that fails as a whole (429 before any of it
 // is read, 413, a malformed action line) gets Elasticsearch's error body.
@@ -82,7 +72,7 @@ func (s *Server) handleESBulk(w http.ResponseWriter, r *http.Request, index stri
 	body := &bodyReader{r: r.Body, rc: rc, idle: s.cfg.ReadTimeout}
 	var br *esbulk.Reader
 	spec := insertSpec{
-		types: esTypes, typeHint: "send the bulk body as application/x-ndjson", allErrors: true,
+		allErrors: true,
 		lines: func(b io.Reader, _ *ingest.Params) (io.Reader, error) {
 			br = esbulk.NewReader(b)
 			return br, nil

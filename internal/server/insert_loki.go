@@ -14,20 +14,10 @@ import (
 	"github.com/spate-io/spate/internal/segment"
 )
 
-// lokiTypes are the Content-Types of Loki pushes: JSON, else protobuf
-// (snappy-compressed), as VictoriaLogs takes any type but JSON as
-// protobuf.
-var lokiTypes = map[string]bool{
-	"application/json":         true,
-	"application/x-protobuf":   true,
-	"application/protobuf":     true,
-	"application/octet-stream": true,
-	"text/plain":               true,
-}
-
 // handleLoki serves POST /insert/loki/api/v1/push (Promtail, Grafana
-// Alloy, the Loki Docker driver): a push in JSON, or in protobuf
-// compressed with snappy's block format. The whole body is checked before
+// Alloy, the Loki Docker driver): a push in JSON (Content-Type
+// application/json), or in protobuf compressed with snappy's block format
+// (any other Content-Type, as VictoriaLogs reads it). The whole body is checked before
 // any of it is stored: a bad one gets 400 and stores nothing. Labels are
 // the stream fields unless _stream_fields says otherwise; a message that is
 // a JSON object becomes fields, as in VictoriaLogs. Success is 204 No
@@ -53,7 +43,7 @@ func (s *Server) handleLoki(w http.ResponseWriter, r *http.Request) {
 		}
 	}()
 	spec := insertSpec{
-		types: lokiTypes, emptyOK: true, typeHint: "send application/json or application/x-protobuf (snappy-compressed)",
+		emptyOK: true,
 		lines: func(body io.Reader, p *ingest.Params) (io.Reader, error) {
 			data, rel, err := s.readWhole(body)
 			if err != nil {

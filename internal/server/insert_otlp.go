@@ -13,16 +13,10 @@ import (
 	"github.com/spate-io/spate/internal/ndjson"
 )
 
-// otlpTypes are the Content-Types of OTLP/HTTP: protobuf and JSON.
-var otlpTypes = map[string]bool{
-	"application/x-protobuf": true,
-	"application/protobuf":   true,
-	"application/json":       true,
-}
-
 // handleOTLP serves POST /insert/opentelemetry/v1/logs, OTLP/HTTP logs
-// (https://opentelemetry.io/docs/specs/otlp/#otlphttp) in protobuf or JSON
-// (VictoriaLogs takes protobuf only), gzip or zstd compressed or not. The
+// (https://opentelemetry.io/docs/specs/otlp/#otlphttp) in JSON
+// (application/json; VictoriaLogs refuses it) or protobuf (any other
+// Content-Type, as VictoriaLogs reads it), gzip or zstd compressed or not. The
 // whole request is checked before any of it is stored: a bad one gets 400
 // and stores nothing. Success is 200 with an ExportLogsServiceResponse in
 // the request's encoding, with partial_success when some records were
@@ -38,7 +32,7 @@ func (s *Server) handleOTLP(w http.ResponseWriter, r *http.Request) {
 		}
 	}()
 	spec := insertSpec{
-		types: otlpTypes, emptyOK: true, typeHint: "send application/x-protobuf or application/json (OTLP/HTTP)",
+		emptyOK: true,
 		lines: func(body io.Reader, p *ingest.Params) (io.Reader, error) {
 			data, rel, err := s.readWhole(body)
 			if err != nil {
