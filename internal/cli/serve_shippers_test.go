@@ -333,3 +333,54 @@ func TestShipperSyslog(t *testing.T) {
 		t.Fatalf("rows differ:\nVictoriaLogs %s\nspate        %s", strings.Join(kv, "\n             "), strings.Join(ks, "\n             "))
 	}
 }
+
+// TestShipperLoki pushes entries built with the Loki push API's protobuf
+// definitions (scripts/shippers/loki_push.proto, compiled by grpcio-tools'
+// protoc) and snappy, as Promtail sends them, and the same entries in
+// JSON, to spate serve: both give the same rows. With SPATE_VICTORIALOGS,
+// VictoriaLogs v1.52.1 gets the same protobuf push, and its rows must be
+// spate's.
+func TestShipperLoki(t *testing.T) {
+	py := shipperPython(t)
+	t.Setenv(mainEnv, "1")
+	script := shipperScript(t, "loki_push.py")
+	const n = 200
+	var res struct{ Status int }
+	pb := startServe(t, t.TempDir())
+	runShipper(t, py, &res, script, pb.url+"/insert/loki/api/v1/push", "200")
+	if res.Status != 204 {
+		t.Fatalf("protobuf push: %d", res.Status)
+	}
+	js := startServe(t, t.TempDir())
+	runShipper(t, py, &res, script, js.url+"/insert/loki/api/v1/push", "200", "--json")
+	sp := vlQuery(t, pb.url, "*", "0", "0")
+	sortRows(sp)
+	sj := vlQuery(t, js.url, "*", "0", "0")
+	sortRows(sj)
+	if len(sp) != n || len(sj) != n {
+		t.Fatalf("stored %d rows from protobuf, %d from JSON, want %d", len(sp), len(sj), n)
+	}
+	for i := range sp {
+		if !reflect.DeepEqual(sp[i], sj[i]) {
+			t.Fatalf("row %d:\nprotobuf %v\nJSON     %v", i, sp[i], sj[i])
+		}
+	}
+	vlBin := os.Getenv("SPATE_VICTORIALOGS")
+	if vlBin == "" {
+		t.Log("SPATE_VICTORIALOGS unset: not compared with VictoriaLogs")
+		return
+	}
+	vl := startVictoriaLogs(t, vlBin)
+	runShipper(t, py, &res, script, vl+"/insert/loki/api/v1/push", "200")
+	forceFlush(t, vl)
+	vr := vlQuery(t, vl, "*", "0", "0")
+	sortRows(vr)
+	if len(vr) != n {
+		t.Fatalf("VictoriaLogs stored %d rows", len(vr))
+	}
+	for i := range vr {
+		if !reflect.DeepEqual(vr[i], sp[i]) {
+			t.Fatalf("row %d:\nVictoriaLogs %v\nspate        %v", i, vr[i], sp[i])
+		}
+	}
+}
