@@ -56,9 +56,12 @@ type Config struct {
 	// Protocol is how the lines are sent (see Protocol); "" means
 	// JSONLine. A URL without a path gets the protocol's endpoint.
 	Protocol Protocol
-	Gzip     bool   // send each body gzip-compressed (compressed before the run)
-	Token    string // sent as "Authorization: Bearer Token" when set
-	Seed     uint64 // seed of the generated data (internal/gen)
+	// SyslogAddr is the server's syslog TCP address (HOST:PORT), for
+	// Protocol Syslog; URL then only serves /metrics.
+	SyslogAddr string
+	Gzip       bool   // send each body gzip-compressed (compressed before the run)
+	Token      string // sent as "Authorization: Bearer Token" when set
+	Seed       uint64 // seed of the generated data (internal/gen)
 
 	MaxBackoff time.Duration // cap on the wait after a 429, whatever Retry-After says; 0 means 100ms
 	MaxErrors  int           // failed requests (429s do not count) that stop the run with an error; 0 means 3
@@ -202,6 +205,16 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	progressf(cfg.Progress, "bench ingest: generated %.1f MB, %d lines in %d bodies of %.0f KB (%.0f KB sent) in %.1fs\n",
 		float64(res.PoolBytes)/1e6, res.PoolLines, res.Bodies, res.AvgBodyBytes/1e3, res.AvgWireBytes/1e3, res.GenSec)
+
+	if cfg.Protocol == Syslog {
+		if cfg.Gzip {
+			return res, errors.New("--gzip does not apply to syslog")
+		}
+		progressf(cfg.Progress, "bench ingest: writing syslog to %s with %d connections\n", cfg.SyslogAddr, cfg.Clients)
+		res.URL = "tcp://" + cfg.SyslogAddr
+		err := runSyslog(ctx, &cfg, p, &res, metricsURL, total)
+		return res, err
+	}
 
 	tr := &http.Transport{
 		Proxy:               nil, // loopback benchmark: never through a proxy

@@ -38,7 +38,7 @@ const (
 )
 
 // Protocols lists the protocols, the default first.
-var Protocols = []Protocol{JSONLine, Elasticsearch, Loki, OTLP}
+var Protocols = []Protocol{JSONLine, Elasticsearch, Loki, OTLP, Syslog}
 
 // path returns the protocol's endpoint path.
 func (p Protocol) path() string {
@@ -80,16 +80,20 @@ func (p Protocol) encode(raw []byte) ([]byte, error) {
 		return encodeLoki(raw)
 	case OTLP:
 		return encodeOTLP(raw)
+	case Syslog:
+		return encodeSyslog(raw)
 	}
 	return nil, fmt.Errorf("unknown protocol %q; want one of %v", p, Protocols)
 }
 
-// parsedLine is one generated line: its time, service, message and other
+// parsedLine is one generated line: its time (_time, ts, time or
+// timestamp), service, host, message (_msg, msg or message) and other
 // fields, flattened.
 type parsedLine struct {
 	line    []byte // without '\n'
 	time    int64
 	service string
+	host    string
 	msg     string
 	fields  [][2]string
 }
@@ -104,18 +108,21 @@ func parseLines(raw []byte) ([]parsedLine, error) {
 		it.Reset(line)
 		for it.Next() {
 			k, v := string(it.Key()), string(it.Value())
-			switch k {
-			case "_time":
+			switch {
+			case pl.time == 0 && (k == "_time" || k == "ts" || k == "time" || k == "timestamp"):
 				t, ok := timeparse.ParseRFC3339(v)
 				if !ok {
-					return nil, fmt.Errorf("cannot parse the generated _time %q", v)
+					return nil, fmt.Errorf("cannot parse the generated time %q", v)
 				}
 				pl.time = t
-			case "_msg":
+			case pl.msg == "" && (k == "_msg" || k == "msg" || k == "message"):
 				pl.msg = v
 			default:
-				if k == "service" {
+				switch k {
+				case "service":
 					pl.service = v
+				case "host":
+					pl.host = v
 				}
 				pl.fields = append(pl.fields, [2]string{k, v})
 			}

@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,6 +40,7 @@ type benchIngestOpts struct {
 	serveArgs    []string
 	compareWrite bool
 	protocols    string
+	syslogAddr   string
 	asJSON       bool
 	quiet        bool
 }
@@ -105,7 +107,11 @@ same NDJSON payload): elasticsearch as a bulk body ({"create":{}} before each
 line), loki as a Loki push in protobuf + snappy (one stream per service, the
 line as its text), otlp as an OpenTelemetry ExportLogsServiceRequest in
 protobuf (one resource per service, _msg as the body, the other fields as
-attributes). A comma list runs each protocol in turn against the same
+attributes), syslog as RFC 5424 messages over TCP with octet counting (the
+service as APP-NAME, the other fields as structured data; a spawned server
+gets --syslog-tcp, a --url one needs --syslog-addr; with no answer to wait
+for, a run ends when the server's /metrics count every message stored). A
+comma list runs each protocol in turn against the same
 server and adds a table of their MB/s, each over the first's.
 
 The load generator shares the machine with a spawned server: the report
@@ -150,7 +156,8 @@ sending to reading the reply; peak RSS in MB (1e6 bytes).`,
 	f.StringVar(&o.dir, "dir", "", "where the spawned server's data directory and the --compare-write files go (default: the system temp dir, "+os.TempDir()+")")
 	f.BoolVar(&o.keep, "keep", false, "keep the spawned server's data directory")
 	f.StringArrayVar(&o.serveArgs, "serve-arg", nil, "an extra argument for the spawned spate serve (repeatable), e.g. --serve-arg=--max-queue=256MiB")
-	f.StringVar(&o.protocols, "protocol", "jsonline", "how the lines are sent: jsonline, elasticsearch (bulk), loki (protobuf+snappy) or otlp (protobuf); a comma list runs each in turn against the same server and compares their MB/s with the first's")
+	f.StringVar(&o.protocols, "protocol", "jsonline", "how the lines are sent: jsonline, elasticsearch (bulk), loki (protobuf+snappy), otlp (protobuf) or syslog (RFC 5424 over TCP, octet counting); a comma list runs each in turn against the same server and compares their MB/s with the first's")
+	f.StringVar(&o.syslogAddr, "syslog-addr", "", "with --url and --protocol syslog: the server's syslog TCP address, HOST:PORT (a spawned server gets --syslog-tcp 127.0.0.1:0)")
 	f.BoolVar(&o.compareWrite, "compare-write", false, "also run spate bench write with the matching fsync mode and report the ratio")
 	f.BoolVar(&o.asJSON, "json", false, "print the report as JSON")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress lines on stderr")
@@ -219,6 +226,14 @@ func runBenchIngest(cmd *cobra.Command, o *benchIngestOpts) error {
 	}
 	rep := benchIngestReport{Fsync: o.fsync}
 
+	protos, err := parseProtocols(o.protocols)
+	if err != nil {
+		return err
+	}
+	needSyslog := slices.Contains(protos, benchingest.Syslog)
+	if needSyslog && !o.spawn && o.syslogAddr == "" {
+		return usagef("--protocol syslog with --url needs --syslog-addr HOST:PORT")
+	}
 	var srv *ingestServer
 	if o.spawn {
 		dir := o.dir
@@ -236,6 +251,9 @@ func runBenchIngest(cmd *cobra.Command, o *benchIngestOpts) error {
 		if o.tokenFile != "" {
 			args = append(args, "--auth-token-file", o.tokenFile)
 		}
+		if needSyslog {
+			args = append(args, "--syslog-tcp", "127.0.0.1:0")
+		}
 		args = append(args, o.serveArgs...)
 		srv, err = spawnServe(ctx, exe, args)
 		if err != nil {
@@ -244,12 +262,12 @@ func runBenchIngest(cmd *cobra.Command, o *benchIngestOpts) error {
 		defer srv.kill() // on early returns; a no-op once stopped
 		progressf(progress, "bench ingest: spate serve (pid %d) listening on %s after %.2fs\n", srv.cmd.Process.Pid, srv.url, srv.startSec)
 		cfg.URL = srv.url
+		cfg.SyslogAddr = srv.stderr.syslogAddr()
 		rep.Server = &spawnedServerReport{Args: args, PID: srv.cmd.Process.Pid, URL: srv.url, DataDir: dataDir, Kept: o.keep, StartSec: srv.startSec}
 	}
 
-	protos, err := parseProtocols(o.protocols)
-	if err != nil {
-		return err
+	if o.syslogAddr != "" {
+		cfg.SyslogAddr = o.syslogAddr
 	}
 	cfg.Protocol = protos[0]
 	res, runErr := benchingest.Run(ctx, cfg)
@@ -497,6 +515,7 @@ type lineTail struct {
 	partial []byte
 	lines   []string
 	found   bool
+	syslog  string // the syslog TCP address, once said
 }
 
 func newLineTail(n int) *lineTail {
@@ -522,8 +541,19 @@ func (t *lineTail) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// syslogAddr returns the syslog TCP address the server said it listens
+// on ("spate serve: syslog on tcp://ADDR"), or "".
+func (t *lineTail) syslogAddr() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.syslog
+}
+
 // addLine keeps line and looks for the listening address. Callers hold mu.
 func (t *lineTail) addLine(line string) {
+	if a, ok := strings.CutPrefix(line, "spate serve: syslog on tcp://"); ok {
+		t.syslog = strings.TrimSpace(a)
+	}
 	if !t.found {
 		if u, ok := strings.CutPrefix(line, serveListeningPrefix); ok {
 			t.found = true
