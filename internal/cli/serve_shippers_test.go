@@ -51,6 +51,20 @@ func runShipper(t *testing.T, py string, out any, args ...string) {
 	}
 }
 
+// requireSameRows fails unless a and b (sorted by sortRows) hold n rows
+// each and the same rows, naming the first that differs.
+func requireSameRows(t *testing.T, nameA string, a []map[string]string, nameB string, b []map[string]string, n int) {
+	t.Helper()
+	if len(a) != n || len(b) != n {
+		t.Fatalf("%s stored %d rows, %s %d, want %d", nameA, len(a), nameB, len(b), n)
+	}
+	for i := range a {
+		if !reflect.DeepEqual(a[i], b[i]) {
+			t.Fatalf("row %d:\n%-12s %v\n%-12s %v", i, nameA, a[i], nameB, b[i])
+		}
+	}
+}
+
 // sortRows orders query rows by _time, then _msg.
 func sortRows(rows []map[string]string) {
 	sort.Slice(rows, func(i, j int) bool {
@@ -110,14 +124,7 @@ func TestShipperElasticsearch(t *testing.T) {
 	forceFlush(t, vl)
 	vr := vlQuery(t, vl, "*", "0", "0")
 	sortRows(vr)
-	if len(vr) != n {
-		t.Fatalf("VictoriaLogs stored %d rows", len(vr))
-	}
-	for i := range vr {
-		if !reflect.DeepEqual(vr[i], sp[i]) {
-			t.Fatalf("row %d:\nVictoriaLogs %v\nspate        %v", i, vr[i], sp[i])
-		}
-	}
+	requireSameRows(t, "VictoriaLogs", vr, "spate", sp, n)
 }
 
 // TestShipperOTLP emits records with the OpenTelemetry Python SDK to
@@ -139,14 +146,7 @@ func TestShipperOTLP(t *testing.T) {
 	sortRows(sp)
 	sj := vlQuery(t, js.url, "*", "0", "0")
 	sortRows(sj)
-	if len(sp) != n || len(sj) != n {
-		t.Fatalf("stored %d rows from protobuf, %d from JSON, want %d", len(sp), len(sj), n)
-	}
-	for i := range sp {
-		if !reflect.DeepEqual(sp[i], sj[i]) {
-			t.Fatalf("row %d:\nprotobuf %v\nJSON     %v", i, sp[i], sj[i])
-		}
-	}
+	requireSameRows(t, "protobuf", sp, "JSON", sj, n)
 	var r map[string]string
 	for _, row := range sp {
 		if row["_msg"] == "order 1 placed" {
@@ -166,14 +166,7 @@ func TestShipperOTLP(t *testing.T) {
 	forceFlush(t, vl)
 	vr := vlQuery(t, vl, "*", "0", "0")
 	sortRows(vr)
-	if len(vr) != n {
-		t.Fatalf("VictoriaLogs stored %d rows", len(vr))
-	}
-	for i := range vr {
-		if !reflect.DeepEqual(vr[i], sp[i]) {
-			t.Fatalf("row %d:\nVictoriaLogs %v\nspate        %v", i, vr[i], sp[i])
-		}
-	}
+	requireSameRows(t, "VictoriaLogs", vr, "spate", sp, n)
 }
 
 // freeAddr returns a loopback address with a port free for tcp (and, by
@@ -357,14 +350,7 @@ func TestShipperLoki(t *testing.T) {
 	sortRows(sp)
 	sj := vlQuery(t, js.url, "*", "0", "0")
 	sortRows(sj)
-	if len(sp) != n || len(sj) != n {
-		t.Fatalf("stored %d rows from protobuf, %d from JSON, want %d", len(sp), len(sj), n)
-	}
-	for i := range sp {
-		if !reflect.DeepEqual(sp[i], sj[i]) {
-			t.Fatalf("row %d:\nprotobuf %v\nJSON     %v", i, sp[i], sj[i])
-		}
-	}
+	requireSameRows(t, "protobuf", sp, "JSON", sj, n)
 	vlBin := os.Getenv("SPATE_VICTORIALOGS")
 	if vlBin == "" {
 		t.Log("SPATE_VICTORIALOGS unset: not compared with VictoriaLogs")
@@ -375,12 +361,5 @@ func TestShipperLoki(t *testing.T) {
 	forceFlush(t, vl)
 	vr := vlQuery(t, vl, "*", "0", "0")
 	sortRows(vr)
-	if len(vr) != n {
-		t.Fatalf("VictoriaLogs stored %d rows", len(vr))
-	}
-	for i := range vr {
-		if !reflect.DeepEqual(vr[i], sp[i]) {
-			t.Fatalf("row %d:\nVictoriaLogs %v\nspate        %v", i, vr[i], sp[i])
-		}
-	}
+	requireSameRows(t, "VictoriaLogs", vr, "spate", sp, n)
 }

@@ -61,6 +61,18 @@ const (
 // is read and discarded, up to a bound, so that clients that send the whole
 // body before reading (most do) see the answer instead of a reset.
 func (s *Server) handleInsert(w http.ResponseWriter, r *http.Request) {
+	s.serveProtocol(w, r, &jsonlineSpec, "POST, PUT", func(code int, rep *insertReport) {
+		writeJSON(w, code, rep)
+	})
+}
+
+// serveProtocol runs insertWith for one request of the protocol spec
+// describes and lets answer write the answer from the status and report
+// (after Retry-After is set for 429 and 503, and Allow, to allow, for
+// 405). The rest of a body left unread is then drained (see finishBody).
+// Rejected lines are logged as a warning, failures of the server as
+// errors, other client errors as warnings; 429s only count in metrics.
+func (s *Server) serveProtocol(w http.ResponseWriter, r *http.Request, spec *insertSpec, allow string, answer func(code int, rep *insertReport)) {
 	start := time.Now()
 	s.ingesting.Add(1)
 	defer s.ingesting.Add(-1)
@@ -68,25 +80,27 @@ func (s *Server) handleInsert(w http.ResponseWriter, r *http.Request) {
 	rc.EnableFullDuplex()
 	body := &bodyReader{r: r.Body, rc: rc, idle: s.cfg.ReadTimeout}
 	var rep insertReport
-	code := s.insert(r, body, &rep)
+	code := s.insertWith(r, body, &rep, spec)
 	switch code {
 	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
 		w.Header().Set("Retry-After", s.retryAfter())
 	case http.StatusMethodNotAllowed:
-		w.Header().Set("Allow", "POST, PUT")
+		w.Header().Set("Allow", allow)
 	}
 	rc.SetWriteDeadline(time.Now().Add(30 * time.Second))
-	writeJSON(w, code, &rep)
+	answer(code, &rep)
 	if !body.eof {
 		s.finishBody(r, rc, body)
 	}
-	if rep.Rejected > 0 {
-		s.log.Warn("rejected lines", "path", r.URL.Path, "remote", r.RemoteAddr, "accepted", rep.Accepted,
-			"rejected", rep.Rejected, "first_line", rep.Errors[0].Line, "first_error", rep.Errors[0].Error)
-	}
-	if code >= 500 {
+	switch {
+	case code >= 500:
 		s.log.Error("ingest request failed", "path", r.URL.Path, "remote", r.RemoteAddr, "code", code,
 			"accepted", rep.Accepted, "lines", rep.Lines, "err", rep.Error, "duration", time.Since(start))
+	case rep.Rejected > 0:
+		s.log.Warn("rejected lines", "path", r.URL.Path, "remote", r.RemoteAddr, "accepted", rep.Accepted,
+			"rejected", rep.Rejected, "first_line", rep.Errors[0].Line, "first_error", rep.Errors[0].Error)
+	case code >= 400 && code != http.StatusTooManyRequests:
+		s.log.Warn("ingest request refused", "path", r.URL.Path, "remote", r.RemoteAddr, "code", code, "err", rep.Error)
 	}
 }
 
@@ -406,6 +420,39 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 
 func writeError(w http.ResponseWriter, code int, msg string) {
 	writeJSON(w, code, &insertReport{Error: msg})
+}
+
+// wholeSpec returns the insertSpec of a protocol whose requests are
+// decoded whole (protobuf, a JSON document): the body is read with
+// readWhole, decode checks it and returns the producer of its rows, which
+// become the lines stored for tenant t. decode may change the request's
+// parameters; _time_field is dropped, as rows carry their own time. A
+// request without rows succeeds. Call release once the request is
+// answered: it gives back the body's memory, which the rows alias.
+func (s *Server) wholeSpec(t segment.Tenant, decode func(data []byte, p *ingest.Params) (func(emit func(*ingest.Row) error) error, error)) (spec insertSpec, release func()) {
+	var rel func()
+	release = func() {
+		if rel != nil {
+			rel()
+		}
+	}
+	spec = insertSpec{
+		emptyOK: true,
+		lines: func(body io.Reader, p *ingest.Params) (io.Reader, error) {
+			data, r, err := s.readWhole(body)
+			if err != nil {
+				return nil, err
+			}
+			rel = r
+			rows, err := decode(data, p)
+			if err != nil {
+				return nil, err
+			}
+			p.TimeField = ""
+			return ingest.RowReader(t, rows), nil
+		},
+	}
+	return spec, release
 }
 
 // capReader reads at most left bytes of r, then fails with

@@ -65,11 +65,6 @@ func (s *Server) handleElasticsearch(w http.ResponseWriter, r *http.Request) {
 // index is the index of /{index}/_bulk, the items' default _index.
 func (s *Server) handleESBulk(w http.ResponseWriter, r *http.Request, index string) {
 	start := time.Now()
-	s.ingesting.Add(1)
-	defer s.ingesting.Add(-1)
-	rc := http.NewResponseController(w)
-	rc.EnableFullDuplex()
-	body := &bodyReader{r: r.Body, rc: rc, idle: s.cfg.ReadTimeout}
 	var br *esbulk.Reader
 	spec := insertSpec{
 		allErrors: true,
@@ -78,41 +73,34 @@ func (s *Server) handleESBulk(w http.ResponseWriter, r *http.Request, index stri
 			return br, nil
 		},
 	}
-	var rep insertReport
-	code := s.insertWith(r, body, &rep, &spec)
-	rc.SetWriteDeadline(time.Now().Add(30 * time.Second))
-	w.Header().Set("Content-Type", "application/json")
-	var items []esbulk.Item
-	if br != nil {
-		items = br.Items()
-	}
-	wholeFailure := br == nil || br.Syntax() != nil ||
-		code == http.StatusTooManyRequests || code == http.StatusRequestEntityTooLarge ||
-		(code >= 400 && len(items) == 0)
-	if wholeFailure {
-		switch code {
-		case http.StatusTooManyRequests, http.StatusServiceUnavailable:
-			w.Header().Set("Retry-After", s.retryAfter())
-		case http.StatusMethodNotAllowed:
-			w.Header().Set("Allow", "POST, PUT")
-		case http.StatusOK:
-			code = http.StatusBadRequest
+	s.serveProtocol(w, r, &spec, "POST, PUT", func(code int, rep *insertReport) {
+		w.Header().Set("Content-Type", "application/json")
+		var items []esbulk.Item
+		if br != nil {
+			items = br.Items()
 		}
-		typ := "illegal_argument_exception"
-		switch code {
-		case http.StatusTooManyRequests, http.StatusServiceUnavailable:
-			typ = "es_rejected_execution_exception"
-		case http.StatusRequestEntityTooLarge:
-			typ = "content_too_long_exception"
+		if br == nil || br.Syntax() != nil || code == http.StatusTooManyRequests ||
+			code == http.StatusRequestEntityTooLarge || (code >= 400 && len(items) == 0) {
+			// The request failed as a whole.
+			if code == http.StatusOK {
+				code = http.StatusBadRequest
+			}
+			typ := "illegal_argument_exception"
+			switch code {
+			case http.StatusTooManyRequests, http.StatusServiceUnavailable:
+				typ = "es_rejected_execution_exception"
+			case http.StatusRequestEntityTooLarge:
+				typ = "content_too_long_exception"
+			}
+			msg := rep.Error
+			if msg == "" {
+				msg = "no items: send action and document lines"
+			}
+			w.WriteHeader(code)
+			w.Write(esbulk.AppendError(nil, code, typ, msg))
+			return
 		}
-		msg := rep.Error
-		if msg == "" {
-			msg = "no items: send action and document lines"
-		}
-		w.WriteHeader(code)
-		w.Write(esbulk.AppendError(nil, code, typ, msg))
-	} else {
-		out := s.esOutcomes(items, &rep, code)
+		out := esOutcomes(items, rep, code)
 		if index != "" {
 			for i := range items {
 				if items[i].Index == "" {
@@ -122,19 +110,12 @@ func (s *Server) handleESBulk(w http.ResponseWriter, r *http.Request, index stri
 		}
 		w.WriteHeader(http.StatusOK)
 		w.Write(esbulk.AppendResponse(nil, time.Since(start).Milliseconds(), items, out))
-	}
-	if !body.eof {
-		s.finishBody(r, rc, body)
-	}
-	if rep.Rejected > 0 || code >= 500 {
-		s.log.Warn("bulk items not stored", "path", r.URL.Path, "remote", r.RemoteAddr, "code", code,
-			"items", len(items), "accepted", rep.Accepted, "rejected", rep.Rejected, "err", rep.Error)
-	}
+	})
 }
 
 // esOutcomes says what became of each item: line k+1 of the lines the
 // pipeline was given is item k.
-func (s *Server) esOutcomes(items []esbulk.Item, rep *insertReport, code int) []esbulk.Outcome {
+func esOutcomes(items []esbulk.Item, rep *insertReport, code int) []esbulk.Outcome {
 	out := make([]esbulk.Outcome, len(items))
 	bad := map[int64]string{}
 	for _, e := range rep.Errors {

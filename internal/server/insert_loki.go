@@ -2,12 +2,10 @@ package server
 
 import (
 	"fmt"
-	"io"
 	"mime"
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spate-io/spate/internal/ingest"
 	"github.com/spate-io/spate/internal/ingest/loki"
@@ -36,42 +34,28 @@ func (s *Server) handleLoki(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	var release func()
-	defer func() {
-		if release != nil {
-			release()
+	spec, release := s.wholeSpec(tenantOf(r), func(data []byte, p *ingest.Params) (func(func(*ingest.Row) error) error, error) {
+		var req *loki.Request
+		var err error
+		if isJSON {
+			req, err = loki.DecodeJSON(data)
+		} else {
+			var raw []byte
+			if raw, err = loki.Snappy(nil, data, int(s.wholeBodyLimit())); err == nil {
+				req, err = loki.DecodeProtobuf(raw)
+			}
 		}
-	}()
-	spec := insertSpec{
-		emptyOK: true,
-		lines: func(body io.Reader, p *ingest.Params) (io.Reader, error) {
-			data, rel, err := s.readWhole(body)
-			if err != nil {
-				return nil, err
-			}
-			release = rel
-			var req *loki.Request
-			if isJSON {
-				req, err = loki.DecodeJSON(data)
-			} else {
-				var raw []byte
-				if raw, err = loki.Snappy(nil, data, int(s.wholeBodyLimit())); err == nil {
-					req, err = loki.DecodeProtobuf(raw)
-				}
-			}
-			if err != nil {
-				return nil, fmt.Errorf("cannot read the Loki push: %w", err)
-			}
-			opts.MsgFields, opts.HasStreamFields = p.MsgFields, len(p.StreamFields) > 0
-			// The entries carry their own time, and _msg_field applies to
-			// parsed messages only (above), as in VictoriaLogs.
-			p.TimeField, p.MsgFields = "", nil
-			return ingest.RowReader(tenantOf(r), func(emit func(*ingest.Row) error) error {
-				return req.Rows(opts, emit)
-			}), nil
-		},
-	}
-	s.serveProtocol(w, r, &spec, func(code int, rep *insertReport) {
+		if err != nil {
+			return nil, fmt.Errorf("cannot read the Loki push: %w", err)
+		}
+		opts.MsgFields, opts.HasStreamFields = p.MsgFields, len(p.StreamFields) > 0
+		// _msg_field applies to parsed messages only (above), as in
+		// VictoriaLogs.
+		p.MsgFields = nil
+		return func(emit func(*ingest.Row) error) error { return req.Rows(opts, emit) }, nil
+	})
+	defer release()
+	s.serveProtocol(w, r, &spec, "POST", func(code int, rep *insertReport) {
 		if code == http.StatusOK {
 			w.WriteHeader(http.StatusNoContent)
 			return
@@ -124,38 +108,4 @@ func lokiTenant(r *http.Request) (*http.Request, error) {
 		return r, fmt.Errorf("the bearer token is bound to tenant %s; X-Scope-OrgID names %s", b, t)
 	}
 	return r.WithContext(contextWithTenant(r.Context(), t)), nil
-}
-
-// serveProtocol runs insertWith for a protocol whose answer is its own:
-// answer writes it from the status and report (after any 429's
-// Retry-After is set). The rest of an unread body is drained as for
-// /insert/jsonline.
-func (s *Server) serveProtocol(w http.ResponseWriter, r *http.Request, spec *insertSpec, answer func(code int, rep *insertReport)) {
-	start := time.Now()
-	s.ingesting.Add(1)
-	defer s.ingesting.Add(-1)
-	rc := http.NewResponseController(w)
-	rc.EnableFullDuplex()
-	body := &bodyReader{r: r.Body, rc: rc, idle: s.cfg.ReadTimeout}
-	var rep insertReport
-	code := s.insertWith(r, body, &rep, spec)
-	switch code {
-	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
-		w.Header().Set("Retry-After", s.retryAfter())
-	case http.StatusMethodNotAllowed:
-		w.Header().Set("Allow", "POST")
-	}
-	rc.SetWriteDeadline(time.Now().Add(30 * time.Second))
-	answer(code, &rep)
-	if !body.eof {
-		s.finishBody(r, rc, body)
-	}
-	if code >= 400 {
-		level := s.log.Warn
-		if code >= 500 {
-			level = s.log.Error
-		}
-		level("ingest request failed", "path", r.URL.Path, "remote", r.RemoteAddr, "code", code,
-			"accepted", rep.Accepted, "rejected", rep.Rejected, "err", rep.Error, "duration", time.Since(start))
-	}
 }

@@ -2,7 +2,6 @@ package server
 
 import (
 	"fmt"
-	"io"
 	"mime"
 	"net/http"
 
@@ -25,34 +24,21 @@ import (
 func (s *Server) handleOTLP(w http.ResponseWriter, r *http.Request) {
 	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	isJSON := mt == "application/json"
-	var release func()
-	defer func() {
-		if release != nil {
-			release()
+	spec, release := s.wholeSpec(tenantOf(r), func(data []byte, _ *ingest.Params) (func(func(*ingest.Row) error) error, error) {
+		var req *otlp.Request
+		var err error
+		if isJSON {
+			req, err = otlp.DecodeJSON(data)
+		} else {
+			req, err = otlp.DecodeProtobuf(data)
 		}
-	}()
-	spec := insertSpec{
-		emptyOK: true,
-		lines: func(body io.Reader, p *ingest.Params) (io.Reader, error) {
-			data, rel, err := s.readWhole(body)
-			if err != nil {
-				return nil, err
-			}
-			release = rel
-			var req *otlp.Request
-			if isJSON {
-				req, err = otlp.DecodeJSON(data)
-			} else {
-				req, err = otlp.DecodeProtobuf(data)
-			}
-			if err != nil {
-				return nil, fmt.Errorf("cannot read the OTLP logs request: %w", err)
-			}
-			p.TimeField = "" // records carry their own time
-			return ingest.RowReader(tenantOf(r), req.Rows), nil
-		},
-	}
-	s.serveProtocol(w, r, &spec, func(code int, rep *insertReport) {
+		if err != nil {
+			return nil, fmt.Errorf("cannot read the OTLP logs request: %w", err)
+		}
+		return req.Rows, nil
+	})
+	defer release()
+	s.serveProtocol(w, r, &spec, "POST", func(code int, rep *insertReport) {
 		ct := "application/x-protobuf"
 		if isJSON {
 			ct = "application/json"
