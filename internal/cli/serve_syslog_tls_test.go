@@ -1,0 +1,94 @@
+package cli
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestServeSyslogTLS: serve --syslog-tcp with --syslog-tls-cert and
+// --syslog-tls-key takes syslog over TLS (RFC 5425: octet counting); a
+// plain-TCP client is refused by the handshake, and flag mistakes are
+// usage errors.
+func TestServeSyslogTLS(t *testing.T) {
+	t.Setenv(mainEnv, "1")
+	dir := t.TempDir()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "spate syslog test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		KeyUsage: x509.KeyUsageDigitalSignature,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
+	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600)
+
+	addr := freeAddr(t)
+	srv := startServe(t, filepath.Join(dir, "data"), "--syslog-tcp", addr, "--syslog-tls-cert", certFile, "--syslog-tls-key", keyFile)
+	if !strings.Contains(srv.log(), "syslog on tls://"+addr) {
+		t.Errorf("serve does not say it takes TLS:\n%s", srv.log())
+	}
+	cert, _ := x509.ParseCertificate(der)
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	c, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: pool, ServerName: "127.0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"<13>1 2026-11-25T09:46:40Z h1 tlsapp 7 - - over tls one", "<13>1 2026-11-25T09:46:41Z h1 tlsapp 7 - - over tls two"} {
+		fmt.Fprintf(c, "%d %s", len(m), m)
+	}
+	c.Close()
+	rows := waitRows(t, srv.url, "app_name:tlsapp", 2, nil)
+	if rows[0]["hostname"] != "h1" || !strings.HasPrefix(rows[0]["_msg"], "over tls") {
+		t.Errorf("%v", rows)
+	}
+	// A client that does not speak TLS stores nothing.
+	p, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(p, "20 <13>1 - h2 plain - -")
+	p.SetReadDeadline(time.Now().Add(5 * time.Second))
+	p.Read(make([]byte, 64)) // the handshake fails: the server closes
+	p.Close()
+	if n := len(vlQuery(t, srv.url, "hostname:h2", "0", "0")); n != 0 {
+		t.Errorf("a plain-TCP message was stored over the TLS listener: %d rows", n)
+	}
+
+	for _, args := range [][]string{
+		{"--syslog-tls-cert", certFile},
+		{"--syslog-tcp", "127.0.0.1:0", "--syslog-tls-cert", certFile},
+		{"--syslog-tcp", "127.0.0.1:0", "--syslog-tz", "Mars/Olympus"},
+		{"--syslog-tcp", "127.0.0.1:0", "--syslog-tenant", "x:1"},
+	} {
+		code, _, stderr := runCLI(t, append([]string{"serve", "--data", t.TempDir()}, args...)...)
+		if code != 2 {
+			t.Errorf("%v: exit %d, want 2 (usage): %s", args, code, stderr)
+		}
+	}
+}
