@@ -121,10 +121,8 @@ func runSyslog(ctx context.Context, cfg *Config, p *pool, res *Result, metricsUR
 	if err != nil {
 		return fmt.Errorf("cannot read the server's metrics (%s), which say when the messages are stored: %w", metricsURL, err)
 	}
-	base, ok := syslogStored(before)
-	if !ok {
-		return fmt.Errorf("%s has neither spate_syslog_messages_total nor vl_rows_ingested_total{type=\"syslog_tcp\"}: is syslog over TCP on?", metricsURL)
-	}
+	// VictoriaLogs makes its counter with the first message: absent is 0.
+	base, _ := syslogStored(before)
 	r := &run{cfg: cfg, bodies: p.bodies, total: total}
 	var sentLines, sentBytes, rawBytes, writes int64
 	var mu sync.Mutex
@@ -183,7 +181,10 @@ func runSyslog(ctx context.Context, cfg *Config, p *pool, res *Result, metricsUR
 			}
 		}
 		if time.Now().After(deadline) {
-			v, _ := syslogStored(after)
+			v, ok := syslogStored(after)
+			if !ok {
+				return fmt.Errorf("%s has neither spate_syslog_messages_total nor vl_rows_ingested_total{type=\"syslog_tcp\"}: is the address a syslog TCP listener of this server?", metricsURL)
+			}
 			return fmt.Errorf("the server stored %d of %d syslog messages within %v", int64(v-base), sentLines, cfg.Timeout)
 		}
 		select {
