@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"mime"
 	"net/http"
 	"os"
@@ -200,11 +201,14 @@ func (s *Server) insertWith(r *http.Request, body *bodyReader, rep *insertReport
 		src = zr
 	}
 	maxBytes := s.cfg.MaxRequestBytes
+	var decoded *capReader // counts the decoded body when lines are made from it
 	if spec.lines != nil {
+		decoded = &capReader{r: src, left: math.MaxInt64}
 		if maxBytes > 0 {
-			src = &capReader{r: src, left: maxBytes}
+			decoded.left = maxBytes
 			maxBytes = 0 // the lines made from the body are not capped
 		}
+		src = decoded
 		lines, err := spec.lines(src, &params)
 		if err != nil {
 			ticket.Release()
@@ -236,7 +240,11 @@ func (s *Server) insertWith(r *http.Request, body *bodyReader, rep *insertReport
 	ctx := context.WithoutCancel(r.Context())
 	res := s.pipe.Ingest(ctx, ticket, &ingest.Request{Body: src, Params: params, Tenant: tenantOf(r), Sink: sink, MaxBytes: maxBytes, AllErrors: spec.allErrors})
 	rep.Accepted, rep.Rejected, rep.Lines, rep.Errors = res.Accepted, res.Rejected, res.Lines, res.Errors
-	s.m.bodyBytes.Add(float64(res.BodyBytes))
+	if decoded != nil {
+		s.m.bodyBytes.Add(float64(decoded.n))
+	} else {
+		s.m.bodyBytes.Add(float64(res.BodyBytes))
+	}
 	s.m.lines.WithLabelValues("rejected").Add(float64(res.Rejected))
 	if !params.Debug {
 		s.m.lines.WithLabelValues("accepted").Add(float64(res.Accepted))
@@ -456,10 +464,11 @@ func (s *Server) wholeSpec(t segment.Tenant, decode func(data []byte, p *ingest.
 }
 
 // capReader reads at most left bytes of r, then fails with
-// ingest.ErrBodyTooLarge if r has more.
+// ingest.ErrBodyTooLarge if r has more; n counts the bytes read.
 type capReader struct {
 	r    io.Reader
 	left int64
+	n    int64
 }
 
 func (c *capReader) Read(p []byte) (int, error) {
@@ -479,6 +488,7 @@ func (c *capReader) Read(p []byte) (int, error) {
 	}
 	n, err := c.r.Read(p)
 	c.left -= int64(n)
+	c.n += int64(n)
 	return n, err
 }
 
