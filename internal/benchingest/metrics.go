@@ -86,3 +86,37 @@ func metricsDelta(before, after map[string]float64) map[string]float64 {
 	}
 	return out
 }
+
+// WaitQuiet waits until the spate server whose ingest endpoint is url has
+// compressed every sealed segment (spate_compress_pending is 0), so that a
+// run does not pay for the background work of the one before; at most
+// max. A server without that metric (VictoriaLogs) is waited for 2 s, for
+// its own background merges to settle. It returns how long it waited.
+func WaitQuiet(ctx context.Context, url string, max time.Duration) (time.Duration, error) {
+	_, metricsURL, err := endpoints(url, JSONLine)
+	if err != nil {
+		return 0, err
+	}
+	c := &http.Client{Timeout: 5 * time.Second}
+	start := time.Now()
+	for time.Since(start) < max {
+		m, err := scrapeMetrics(ctx, c, metricsURL)
+		if err != nil {
+			return time.Since(start), err
+		}
+		pending, ok := m["spate_compress_pending"]
+		if !ok {
+			if !sleep(ctx, 2*time.Second) {
+				return time.Since(start), ctx.Err()
+			}
+			return time.Since(start), nil
+		}
+		if pending == 0 {
+			return time.Since(start), nil
+		}
+		if !sleep(ctx, 200*time.Millisecond) {
+			return time.Since(start), ctx.Err()
+		}
+	}
+	return time.Since(start), nil
+}

@@ -111,8 +111,10 @@ attributes), syslog as RFC 5424 messages over TCP with octet counting (the
 service as APP-NAME, the other fields as structured data; a spawned server
 gets --syslog-tcp, a --url one needs --syslog-addr; with no answer to wait
 for, a run ends when the server's /metrics count every message stored). A
-comma list runs each protocol in turn against the same
-server and adds a table of their MB/s, each over the first's.
+comma list runs each protocol in turn, each on a spawned server of its own
+(with --url, on that server once it has compressed what the run before
+sent), so that none pays for another's background work, and adds a table
+of their MB/s, each over the first's.
 
 The load generator shares the machine with a spawned server: the report
 shows the CPU time of both (the server's from its /metrics), so you can see
@@ -230,19 +232,34 @@ func runBenchIngest(cmd *cobra.Command, o *benchIngestOpts) error {
 	if err != nil {
 		return err
 	}
-	needSyslog := slices.Contains(protos, benchingest.Syslog)
-	if needSyslog && !o.spawn && o.syslogAddr == "" {
+	if slices.Contains(protos, benchingest.Syslog) && !o.spawn && o.syslogAddr == "" {
 		return usagef("--protocol syslog with --url needs --syslog-addr HOST:PORT")
 	}
-	var srv *ingestServer
-	if o.spawn {
+	if o.syslogAddr != "" {
+		cfg.SyslogAddr = o.syslogAddr
+	}
+	// runOne runs protocol p: on a server of its own when spawning (so
+	// that no run pays for the background work of another), else on the
+	// --url server once it has compressed what the last run sent.
+	runOne := func(p benchingest.Protocol, first bool) (benchingest.Result, *spawnedServerReport, error) {
+		c := cfg
+		c.Protocol = p
+		if !o.spawn {
+			if !first {
+				if d, err := benchingest.WaitQuiet(ctx, c.URL, 5*time.Minute); err == nil && d > time.Second {
+					progressf(progress, "bench ingest: waited %.1fs for the server to compress what the last run sent\n", d.Seconds())
+				}
+			}
+			res, err := benchingest.Run(ctx, c)
+			return res, nil, err
+		}
 		dir := o.dir
 		if dir == "" {
 			dir = os.TempDir()
 		}
 		dataDir, err := os.MkdirTemp(dir, "spate-bench-ingest-")
 		if err != nil {
-			return fmt.Errorf("cannot create the server's data directory: %w", err)
+			return benchingest.Result{}, nil, fmt.Errorf("cannot create the server's data directory: %w", err)
 		}
 		if !o.keep {
 			defer os.RemoveAll(dataDir)
@@ -251,57 +268,56 @@ func runBenchIngest(cmd *cobra.Command, o *benchIngestOpts) error {
 		if o.tokenFile != "" {
 			args = append(args, "--auth-token-file", o.tokenFile)
 		}
-		if needSyslog {
+		if p == benchingest.Syslog {
 			args = append(args, "--syslog-tcp", "127.0.0.1:0")
 		}
 		args = append(args, o.serveArgs...)
-		srv, err = spawnServe(ctx, exe, args)
+		srv, err := spawnServe(ctx, exe, args)
 		if err != nil {
-			return err
+			return benchingest.Result{}, nil, err
 		}
 		defer srv.kill() // on early returns; a no-op once stopped
 		progressf(progress, "bench ingest: spate serve (pid %d) listening on %s after %.2fs\n", srv.cmd.Process.Pid, srv.url, srv.startSec)
-		cfg.URL = srv.url
-		cfg.SyslogAddr = srv.stderr.syslogAddr()
-		rep.Server = &spawnedServerReport{Args: args, PID: srv.cmd.Process.Pid, URL: srv.url, DataDir: dataDir, Kept: o.keep, StartSec: srv.startSec}
-	}
-
-	if o.syslogAddr != "" {
-		cfg.SyslogAddr = o.syslogAddr
-	}
-	cfg.Protocol = protos[0]
-	res, runErr := benchingest.Run(ctx, cfg)
-	rep.Ingest = res
-	for _, p := range protos[1:] {
-		if runErr != nil {
-			break
-		}
-		c := cfg
-		c.Protocol = p
-		var r benchingest.Result
-		r, runErr = benchingest.Run(ctx, c)
-		rep.Protocols = append(rep.Protocols, r)
-	}
-
-	var stopErr error
-	if srv != nil {
-		st, err := srv.stop()
-		rep.Server.StopSec, rep.Server.PeakRSSMB, rep.Server.ExitCode = st.stopSec, float64(st.peakRSS)/1e6, st.exitCode
-		if err != nil {
-			stopErr = err
-		}
+		c.URL = srv.url
+		c.SyslogAddr = srv.stderr.syslogAddr()
+		sr := &spawnedServerReport{Args: args, PID: srv.cmd.Process.Pid, URL: srv.url, DataDir: dataDir, Kept: o.keep, StartSec: srv.startSec}
+		res, runErr := benchingest.Run(ctx, c)
+		st, stopErr := srv.stop()
+		sr.StopSec, sr.PeakRSSMB, sr.ExitCode = st.stopSec, float64(st.peakRSS)/1e6, st.exitCode
 		if o.keep {
-			progressf(progress, "bench ingest: kept the server's data in %s\n", rep.Server.DataDir)
+			progressf(progress, "bench ingest: kept the server's data in %s\n", dataDir)
 		}
+		switch {
+		case runErr != nil && stopErr != nil:
+			return res, sr, fmt.Errorf("%w (and %w)", runErr, stopErr)
+		case runErr != nil:
+			return res, sr, fmt.Errorf("%w%s", runErr, srv.stderr.quote())
+		case stopErr != nil:
+			// The numbers stand; a server that did not stop cleanly is
+			// still an error worth an exit code.
+			return res, sr, &serverStopError{stopErr}
+		}
+		return res, sr, nil
 	}
-	if runErr != nil {
-		if stopErr != nil {
-			return fmt.Errorf("%w (and %w)", runErr, stopErr)
+	var stopErr error
+	res, sr, err := runOne(protos[0], true)
+	rep.Ingest, rep.Server = res, sr
+	var se *serverStopError
+	if errors.As(err, &se) {
+		stopErr, err = se.err, nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, p := range protos[1:] {
+		r, _, err := runOne(p, false)
+		if errors.As(err, &se) {
+			stopErr, err = se.err, nil
 		}
-		if srv != nil {
-			return fmt.Errorf("%w%s", runErr, srv.stderr.quote())
+		if err != nil {
+			return err
 		}
-		return runErr
+		rep.Protocols = append(rep.Protocols, r)
 	}
 
 	if o.compareWrite {
@@ -325,6 +341,12 @@ func runBenchIngest(cmd *cobra.Command, o *benchIngestOpts) error {
 	// error worth an exit code.
 	return stopErr
 }
+
+// serverStopError is a spawned server that did not stop cleanly after a
+// run whose numbers stand.
+type serverStopError struct{ err error }
+
+func (e *serverStopError) Error() string { return e.err.Error() }
 
 // config turns the flags into a benchingest.Config, checking what it can
 // before a server starts.
