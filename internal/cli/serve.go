@@ -115,6 +115,9 @@ Endpoints (main listener):
   GET|HEAD /files/{path}   with --files DIR: the files under DIR (see Files)
   GET|HEAD /data/{path}    with --files-data: the data directory, read-only
   POST|PATCH|HEAD|DELETE /uploads/   with --uploads: tus resumable uploads
+  GET  /, /ui/            the web page: LogsQL editor, hits histogram, fields
+                          and their top values, rows, live tail (assets
+                          embedded; a token entered there stays in the tab)
   GET  /metrics           Prometheus text format
   GET  /healthz, /readyz  liveness; readiness (503 when the queue is >90%
                           full or the server is stopping)

@@ -34,6 +34,7 @@ import (
 	"github.com/spate-io/spate/internal/ingest"
 	"github.com/spate-io/spate/internal/query"
 	"github.com/spate-io/spate/internal/segment"
+	"github.com/spate-io/spate/internal/ui"
 )
 
 // Config configures a Server. Zero fields mean the defaults.
@@ -181,6 +182,8 @@ type Server struct {
 	// down while it is not zero.
 	ingesting atomic.Int64
 	pacer     *queryPacer
+	// ui is the web page at /ui/; nil without a data directory.
+	ui *ui.Handler
 	// wholeMem bounds the memory of request bodies decoded whole (Loki,
 	// OpenTelemetry): see readWhole.
 	wholeMem *semaphore.Weighted
@@ -204,6 +207,11 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.wholeMem = semaphore.NewWeighted(max(s.pipe.Config().MemoryBytes, s.wholeBodyLimit()+1))
+	if cfg.DataDir != "" {
+		if s.ui, err = ui.NewHandler("/ui/"); err != nil {
+			return nil, fmt.Errorf("cannot load the web page: %w", err)
+		}
+	}
 	s.m = newServerMetrics(s)
 	if cfg.QueryShare < 1 {
 		s.pacer = newQueryPacer(cfg.QueryShare, func() bool { return s.ingesting.Load() > 0 })
@@ -268,10 +276,22 @@ func (s *Server) Handler() http.Handler {
 	if s.store != nil {
 		s.dataRoutes(mux)
 	}
+	if s.ui != nil {
+		mux.Handle("/ui/", s.ui)
+	}
 	mux.HandleFunc("/healthz", s.handleHealth)
 	mux.HandleFunc("/readyz", s.handleReady)
 	mux.HandleFunc("/metrics", s.handleMetrics)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/" && s.ui != nil {
+			// The web page: the address a browser is given.
+			u := "/ui/"
+			if r.URL.RawQuery != "" {
+				u += "?" + r.URL.RawQuery
+			}
+			http.Redirect(w, r, u, http.StatusFound)
+			return
+		}
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no endpoint %s; see `spate serve --help`", r.URL.Path))
 	})
 	return mux
