@@ -208,6 +208,19 @@ func TestUIBrowser(t *testing.T) {
 		t.Errorf("shared URL: query %q, %d raw lines: %.200s", qv, len(lines), raw)
 	}
 
+	// A stats query is drawn over time, one line per series.
+	steps(t, ctx,
+		chromedp.Navigate(page(url.Values{"q": {`* | stats by (level) count() hits`}, "range": {"abs"}, "start": {start}, "end": {end}})),
+		done,
+		until(`document.getElementById("chartbox").dataset.series !== undefined`),
+	)
+	if n := str(`document.getElementById("chartbox").dataset.series`); n != "3" {
+		t.Errorf("the stats chart has %s series, want 3 (one per level)", n)
+	}
+	if eval[bool](t, ctx, `document.getElementById("chartbox").hidden || !document.querySelector("#chart .u-legend")`) {
+		t.Error("the stats chart is not shown with its legend")
+	}
+
 	// A bad query shows the server's error at its column.
 	steps(t, ctx,
 		chromedp.SetValue(chromedp.ID("q"), `* | stats by (`),
@@ -258,5 +271,33 @@ func TestUIBrowser(t *testing.T) {
 		if err := os.WriteFile(path, png, 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestUIBrowserToken: with --auth-token-file the page itself loads without
+// a token, a query without one is refused (and says so), and the token
+// entered once is kept in the tab's session storage, not in the URL.
+func TestUIBrowserToken(t *testing.T) {
+	_, ts := newTestServer(t, Config{AuthTokens: []AuthToken{{Token: "s3cret-ui"}}})
+	ctx := browser(t)
+	line := fmt.Sprintf(`{"_time":%q,"_msg":"behind a token"}`, time.Now().UTC().Format(time.RFC3339Nano))
+	req, _ := http.NewRequest(http.MethodPost, ts.URL+"/insert/jsonline", strings.NewReader(line+"\n"))
+	req.Header.Set("Authorization", "Bearer s3cret-ui")
+	if resp := do(t, req); resp.StatusCode != 200 {
+		t.Fatalf("ingest: %d", resp.StatusCode)
+	}
+	done := until(`/rows|error|Error/.test(document.getElementById("status").textContent)`)
+	steps(t, ctx, chromedp.Navigate(ts.URL+"/ui/?q=*&range=1h"), done)
+	if s := eval[string](t, ctx, `document.getElementById("status").textContent`); s != "Error: missing or wrong bearer token" {
+		t.Errorf("without a token the page says %q", s)
+	}
+	steps(t, ctx,
+		chromedp.SetValue(chromedp.ID("token"), "s3cret-ui"),
+		chromedp.Evaluate[chromedp.Void](`document.getElementById("token").dispatchEvent(new Event("change"))`),
+		chromedp.Click(chromedp.ID("run")),
+		until(`/1 rows/.test(document.getElementById("status").textContent)`),
+	)
+	if eval[string](t, ctx, `sessionStorage.getItem("spate.token")`) != "s3cret-ui" || strings.Contains(eval[string](t, ctx, `location.href`), "s3cret") {
+		t.Error("the token is not kept in session storage only")
 	}
 }

@@ -23,6 +23,7 @@ let columns = [];         // table columns
 let running = null;       // AbortController of the running query or tail
 let paused = false;       // tail: rows are kept but not drawn
 let plot = null;          // the uPlot histogram
+let chart = null;         // the uPlot chart of a stats query
 
 // ---- state and URL ----
 
@@ -96,7 +97,8 @@ function headers() {
 async function post(path, args, signal) {
   const resp = await fetch(base + "/" + path, { method: "POST", headers: headers(), body: new URLSearchParams(args), signal });
   if (!resp.ok) {
-    const msg = (await resp.text()).trim();
+    let msg = (await resp.text()).trim();
+    try { const j = JSON.parse(msg); if (j && typeof j.error === "string") msg = j.error; } catch (e) { /* plain text */ }
     const err = new Error(msg || resp.status + " " + resp.statusText);
     err.status = resp.status;
     throw err;
@@ -147,6 +149,7 @@ async function run(push) {
   const args = { query: state.q, ...rangeArgs() };
   const hits = loadHits(args, ctl.signal).catch(fail);
   const facets = loadFacets(args, ctl.signal).catch(fail);
+  const stats = loadStats(args, ctl.signal).catch(fail);
   let pending = false;
   const draw = () => { pending = false; render(); };
   try {
@@ -160,7 +163,7 @@ async function run(push) {
   } catch (e) {
     fail(e);
   } finally {
-    await Promise.all([hits, facets]);
+    await Promise.all([hits, facets, stats]);
     if (running === ctl) { running = null; $("cancel").disabled = true; }
   }
 }
@@ -339,6 +342,50 @@ function drawHits(xs, ys, step) {
     },
   }, [xs, ys], box);
   box.dataset.points = String(xs.length);
+}
+
+// ---- stats queries as charts ----
+
+const COLORS = ["#2457c5", "#d92d20", "#079455", "#dc6803", "#7a5af8", "#0e9384", "#c11574", "#475467"];
+
+// loadStats draws a query ending in stats over time, from
+// /select/logsql/stats_query_range: one line per result series.
+async function loadStats(args, signal) {
+  const box = $("chartbox");
+  if (chart) { chart.destroy(); chart = null; }
+  if (!/\|\s*stats\b/.test(state.q)) { box.hidden = true; delete box.dataset.series; return; }
+  const [s, e] = timeRange();
+  const step = niceStep((e - s) / 60);
+  const resp = await post("select/logsql/stats_query_range", { ...args, step: step / 1000 + "s" }, signal);
+  const data = await resp.json();
+  const result = ((data.data && data.data.result) || []).slice(0, 20);
+  const ts = [...new Set(result.flatMap((r) => r.values.map((v) => v[0])))].sort((a, b) => a - b);
+  const at = new Map(ts.map((t, i) => [t, i]));
+  const cols = result.map((r) => {
+    const ys = new Array(ts.length).fill(null);
+    for (const [t, v] of r.values) ys[at.get(t)] = Number(v);
+    return ys;
+  });
+  const label = (m) => {
+    const { __name__: name, ...rest } = m;
+    const tags = Object.entries(rest).map(([k, v]) => k + "=" + JSON.stringify(v)).join(", ");
+    return (name || "") + (tags ? "{" + tags + "}" : "");
+  };
+  box.hidden = false;
+  box.dataset.series = String(result.length);
+  if (typeof uPlot === "undefined") return;
+  const width = Math.max(300, $("out").clientWidth - 24);
+  chart = new uPlot({
+    width, height: 200,
+    scales: { x: { time: true } },
+    axes: [{}, { size: 60 }],
+    series: [{}, ...result.map((r, i) => ({
+      label: label(r.metric), stroke: COLORS[i % COLORS.length], width: 1.5,
+      points: { show: ts.length < 30 },
+      paths: ts.length === 1 ? uPlot.paths.bars({ size: [0.5, 60] }) : undefined,
+      fill: ts.length === 1 ? COLORS[i % COLORS.length] + "55" : undefined,
+    }))],
+  }, [ts, ...cols], $("chart"));
 }
 
 // ---- fields ----
