@@ -9,10 +9,12 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 )
 
@@ -207,6 +209,39 @@ func TestUIBrowser(t *testing.T) {
 	if qv != "level:=error" || len(lines) != 30 || !strings.Contains(lines[0], `"level":"error"`) {
 		t.Errorf("shared URL: query %q, %d raw lines: %.200s", qv, len(lines), raw)
 	}
+
+	// Dragging across the histogram zooms into that range: the query
+	// runs again on it, and the URL holds it.
+	steps(t, ctx,
+		chromedp.Navigate(page(url.Values{"q": {"*"}, "range": {"abs"}, "start": {start}, "end": {end}})),
+		done,
+		until(`document.querySelector("#hits .u-over") && document.getElementById("cancel").disabled`),
+	)
+	box := eval[[]float64](t, ctx, `(r => [r.left, r.top, r.width, r.height])(document.querySelector("#hits .u-over").getBoundingClientRect())`)
+	x0, x1, y := box[0]+box[2]*0.55, box[0]+box[2]*0.75, box[1]+box[3]/2
+	steps(t, ctx,
+		chromedp.MouseEvent(input.DispatchMouseEventTypeMousePressed, x0, y, chromedp.ButtonLeft, chromedp.ClickCount(1)),
+		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, (x0+x1)/2, y, chromedp.ButtonLeft),
+		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, x1, y, chromedp.ButtonLeft),
+		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseReleased, x1, y, chromedp.ButtonLeft, chromedp.ClickCount(1)),
+		until(`new URLSearchParams(location.search).get("start") !== `+strconv.Quote(start)),
+		done,
+		until(`document.getElementById("cancel").disabled`),
+	)
+	zs, ze := eval[string](t, ctx, `new URLSearchParams(location.search).get("start")`), eval[string](t, ctx, `new URLSearchParams(location.search).get("end")`)
+	zoomed := apiRows(t, ts.URL, url.Values{"query": {"*"}, "start": {zs}, "end": {ze}, "limit": {"1000"}})
+	if n := len(strs(`[...document.querySelectorAll('td[data-field="_msg"]')].map(td => td.textContent)`)); zs <= start || ze >= end || n != len(zoomed) || n == 0 || n >= 120 {
+		t.Errorf("after a drag over the histogram: range %s..%s (was %s..%s), %d rows shown, the API has %d", zs, ze, start, end, n, len(zoomed))
+	}
+
+	// The keyboard: Enter on a focused value filters on it.
+	steps(t, ctx,
+		chromedp.Focus(chromedp.CSS(`td.val[data-field="service"]`)),
+		chromedp.KeyEvent("\r"),
+		until(`document.getElementById("q").value.includes("service:=")`),
+		done,
+		until(`document.getElementById("cancel").disabled`),
+	)
 
 	// A stats query is drawn over time, one line per series.
 	steps(t, ctx,
