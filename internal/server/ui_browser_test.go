@@ -120,8 +120,10 @@ func TestUIBrowser(t *testing.T) {
 			msg = `<script>window.__xss=1</script>`
 		case 8:
 			msg = `<img src=x onerror="window.__xss=2">`
-		case 9:
-			msg = "用户登录失败 ログイン失敗"
+		case 9, 117:
+			msg = "用户登录失败 ログイン失敗 (user 42)"
+		case 113:
+			msg = "Ошибка входа: неверный пароль"
 		}
 		line, _ := json.Marshal(map[string]string{
 			"_time": now.Add(-time.Duration(120-i) * 20 * time.Second).Format(time.RFC3339Nano),

@@ -65,6 +65,12 @@ func TestHandler(t *testing.T) {
 	if w.Code != 405 {
 		t.Errorf("POST: %d", w.Code)
 	}
+	// Offline: our files load nothing from elsewhere.
+	for _, name := range []string{"index.html", "app.js", "app.css"} {
+		if regexp.MustCompile(`(?i)(https?:)?//[a-z0-9.-]+\.[a-z]{2,}/`).Match(h.files[name].data) {
+			t.Errorf("%s refers to another host", name)
+		}
+	}
 	// The issue's budget: the whole page under 300 KB gzipped.
 	raw, gz := h.Size()
 	t.Logf("page and assets: %d bytes, %d gzipped", raw, gz)
