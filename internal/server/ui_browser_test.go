@@ -287,7 +287,42 @@ func TestUIBrowser(t *testing.T) {
 	if tailed := strs(`[...new Set([...document.querySelectorAll('td[data-field="service"]')].map(td => td.textContent))]`); len(tailed) != 1 || tailed[0] != "auth" {
 		t.Errorf("tail of service:=auth shows services %v", tailed)
 	}
-	steps(t, ctx, chromedp.Click(chromedp.ID("tail")))
+	// Pause keeps the rows coming but still; resuming shows them.
+	steps(t, ctx, chromedp.Click(chromedp.ID("pause")), until(`document.getElementById("status").textContent.startsWith("Paused")`))
+	post2 := func(msg string) {
+		line := fmt.Sprintf(`{"_time":%q,"_msg":%q,"service":"auth"}`, time.Now().UTC().Format(time.RFC3339Nano), msg)
+		resp, err := http.Post(ts.URL+"/insert/jsonline?_stream_fields=service", "application/x-ndjson", strings.NewReader(line+"\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	post2("while paused")
+	time.Sleep(2500 * time.Millisecond) // the tail's refresh interval is 1 s
+	if eval[bool](t, ctx, `[...document.querySelectorAll('td[data-field="_msg"]')].some(td => td.textContent === "while paused")`) {
+		t.Error("a paused tail drew a new row")
+	}
+	steps(t, ctx,
+		chromedp.Click(chromedp.ID("pause")),
+		until(`[...document.querySelectorAll('td[data-field="_msg"]')].some(td => td.textContent === "while paused")`),
+	)
+	// Cancel ends the tail.
+	steps(t, ctx,
+		chromedp.Click(chromedp.ID("cancel")),
+		until(`document.getElementById("status").textContent.startsWith("Cancelled") && document.getElementById("tail").getAttribute("aria-pressed") === "false"`),
+	)
+	post2("after cancel")
+	time.Sleep(2500 * time.Millisecond)
+	if eval[bool](t, ctx, `[...document.querySelectorAll('td[data-field="_msg"]')].some(td => td.textContent === "after cancel")`) {
+		t.Error("a cancelled tail drew a new row")
+	}
+
+	// Tab moves from the query to Run.
+	steps(t, ctx, chromedp.Focus(chromedp.ID("q")), chromedp.KeyEvent("\t"))
+	if id := str(`document.activeElement.id`); id != "run" {
+		t.Errorf("Tab from the query goes to %q, not Run", id)
+	}
 
 	if path := os.Getenv("SPATE_UI_SCREENSHOT"); path != "" {
 		// For the README: the first 20 rows, a facet open, the histogram.

@@ -475,7 +475,7 @@ function init() {
   try { fillHistory(JSON.parse(localStorage.getItem("spate.history") || "[]")); } catch (e) { fillHistory([]); }
   $("qform").addEventListener("submit", (e) => { e.preventDefault(); run(true); });
   $("q").addEventListener("keydown", (e) => { if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) { e.preventDefault(); run(true); } });
-  $("cancel").addEventListener("click", () => { stop(); });
+  $("cancel").addEventListener("click", () => { stop(); setStatus(`Cancelled with ${rows.length} rows`); });
   $("range").addEventListener("change", () => {
     $("absrange").hidden = $("range").value !== "abs";
     if ($("range").value === "abs" && !$("start").value) {
