@@ -15,6 +15,8 @@ import (
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/spate-io/spate/internal/benchingest"
 )
 
 // fakeIngest is an httptest stand-in for spate serve's ingest endpoint:
@@ -321,5 +323,39 @@ func TestBenchIngestHelp(t *testing.T) {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("help lacks %q", want)
 		}
+	}
+}
+
+// TestBenchIngestProtocols: --protocol runs every protocol, each on a
+// server of its own, and each stores every line it sent; syslog's run
+// ends when the server's metrics count them all. --protocol syslog with
+// --url needs --syslog-addr.
+func TestBenchIngestProtocols(t *testing.T) {
+	t.Setenv(mainEnv, "1")
+	code, out, stderr := runCLI(t, "bench", "ingest", "--volume", "1MiB", "--batch-size", "128KiB", "--clients", "2",
+		"--protocol", "jsonline,elasticsearch,loki,otlp,syslog", "--json", "-q")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var rep benchIngestReport
+	if err := json.Unmarshal(out, &rep); err != nil {
+		t.Fatalf("--json output: %v\n%s", err, out)
+	}
+	runs := append([]benchingest.Result{rep.Ingest}, rep.Protocols...)
+	if len(runs) != 5 {
+		t.Fatalf("%d runs", len(runs))
+	}
+	for i, p := range []benchingest.Protocol{"jsonline", "elasticsearch", "loki", "otlp", "syslog"} {
+		r := runs[i]
+		if r.Protocol != p || r.AcceptedLines != r.PlannedLines || r.AcceptedLines == 0 || r.RejectedLines != 0 || r.MBps <= 0 {
+			t.Errorf("%s: protocol %q, accepted %d of %d lines, rejected %d, %.1f MB/s", p, r.Protocol, r.AcceptedLines, r.PlannedLines, r.RejectedLines, r.MBps)
+		}
+		if m := r.ServerMetrics["spate_ingest_lines_total{result=\"accepted\"}"]; int64(m) != r.AcceptedLines {
+			t.Errorf("%s: the server counted %v lines accepted, the client %d", p, m, r.AcceptedLines)
+		}
+	}
+	code, _, stderr = runCLI(t, "bench", "ingest", "--url", "http://127.0.0.1:1", "--protocol", "syslog", "--volume", "64KiB", "-q")
+	if code != ExitUsage || !strings.Contains(stderr, "--syslog-addr") {
+		t.Errorf("syslog with --url and no --syslog-addr: exit %d, %s", code, stderr)
 	}
 }

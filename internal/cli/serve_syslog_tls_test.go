@@ -92,3 +92,34 @@ func TestServeSyslogTLS(t *testing.T) {
 		}
 	}
 }
+
+// TestServeSyslogFlags: --syslog-tz reads RFC 3164 times in that zone,
+// --syslog-tenant stores into that tenant, --syslog-stream-fields makes
+// _stream from those fields.
+func TestServeSyslogFlags(t *testing.T) {
+	t.Setenv(mainEnv, "1")
+	addr := freeAddr(t)
+	srv := startServe(t, t.TempDir(), "--syslog-tcp", addr, "--syslog-tz", "Asia/Tokyo", "--syslog-tenant", "3:4", "--syslog-stream-fields", "app_name")
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	year := time.Now().In(time.FixedZone("JST", 9*3600)).Year()
+	fmt.Fprintf(c, "<13>Jan  2 10:00:00 host7 myapp[99]: tz and tenant\n")
+	c.Close()
+	var rows []map[string]string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && len(rows) == 0; time.Sleep(100 * time.Millisecond) {
+		rows = vlQuery(t, srv.url, "*", "3", "4")
+	}
+	if len(rows) != 1 {
+		t.Fatalf("tenant 3:4 holds %d rows", len(rows))
+	}
+	r := rows[0]
+	wantTime := time.Date(year, 1, 2, 1, 0, 0, 0, time.UTC) // 10:00 in Tokyo
+	if r["_time"] != wantTime.Format(time.RFC3339) || r["_stream"] != `{app_name="myapp"}` || r["hostname"] != "host7" || r["_msg"] != "tz and tenant" {
+		t.Errorf("row %v; want _time %s and _stream {app_name=\"myapp\"}", r, wantTime.Format(time.RFC3339))
+	}
+	if n := len(vlQuery(t, srv.url, "*", "0", "0")); n != 0 {
+		t.Errorf("the default tenant holds %d rows", n)
+	}
+}
