@@ -1,0 +1,198 @@
+// Package kafka puts Kafka in front of spate when one machine is not
+// enough (issue 20). This file is the gateway's side: Producer is an
+// ingest.Sink that produces the lines the ingest pipeline has checked to a
+// topic, and acknowledges them only once Kafka has acknowledged every
+// record (acks=all, idempotent producer: franz-go's defaults). The storage
+// node (a consumer group writing partitions into segments) and the query
+// fan-out are still to come.
+package kafka
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/spate-io/spate/internal/ingest"
+	"github.com/spate-io/spate/internal/ndjson"
+	"github.com/spate-io/spate/internal/segment"
+)
+
+// Config configures a Producer.
+type Config struct {
+	// Brokers are the seed brokers, HOST:PORT; Topic the topic the lines go
+	// to. Both required.
+	Brokers []string
+	Topic   string
+	// MaxBufferedBytes bounds the records waiting for Kafka's
+	// acknowledgement; an Enqueue that finds it full waits (up to its
+	// context: the pipeline's MaxWait, then 429/503). Default 64 MiB.
+	MaxBufferedBytes int
+	// DeliveryTimeout fails records Kafka has not acknowledged within it
+	// (the request then fails with ErrUnavailable). Default 30 s.
+	DeliveryTimeout time.Duration
+	// Opts are extra franz-go options (TLS, SASL, client ID).
+	Opts []kgo.Opt
+}
+
+// ErrUnavailable wraps a record Kafka did not acknowledge.
+var ErrUnavailable = errors.New("kafka did not acknowledge the records")
+
+// Producer is an ingest.Sink that produces each line as one record, keyed
+// by the line's _stream ("{}" without one) so that a stream stays in one
+// partition and in order, with the tenant in a "tenant" header
+// ("ACCOUNT:PROJECT"). Safe for concurrent use.
+type Producer struct {
+	cl    *kgo.Client
+	topic string
+
+	produced, failed atomic.Int64 // records
+	bytes            atomic.Int64 // record values acknowledged
+}
+
+// NewProducer connects to the brokers (lazily: an unreachable cluster
+// shows up as Ping errors and failed records, not here).
+func NewProducer(cfg Config) (*Producer, error) {
+	if len(cfg.Brokers) == 0 || cfg.Topic == "" {
+		return nil, errors.New("kafka producer: brokers and topic are required")
+	}
+	if cfg.MaxBufferedBytes <= 0 {
+		cfg.MaxBufferedBytes = 64 << 20
+	}
+	if cfg.DeliveryTimeout <= 0 {
+		cfg.DeliveryTimeout = 30 * time.Second
+	}
+	opts := append([]kgo.Opt{
+		kgo.SeedBrokers(cfg.Brokers...),
+		kgo.DefaultProduceTopic(cfg.Topic),
+		kgo.RequiredAcks(kgo.AllISRAcks()),
+		kgo.MaxBufferedBytes(cfg.MaxBufferedBytes),
+		kgo.RecordDeliveryTimeout(cfg.DeliveryTimeout),
+		kgo.ProducerLinger(5 * time.Millisecond),
+		// Records with the same key go to the same partition.
+		kgo.RecordPartitioner(kgo.StickyKeyPartitioner(nil)),
+	}, cfg.Opts...)
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("kafka producer: %w", err)
+	}
+	return &Producer{cl: cl, topic: cfg.Topic}, nil
+}
+
+// Close flushes nothing more and closes the client; records not yet
+// acknowledged fail.
+func (p *Producer) Close() { p.cl.Close() }
+
+// Ping reports whether a broker answers, for /readyz.
+func (p *Producer) Ping(ctx context.Context) error { return p.cl.Ping(ctx) }
+
+// Stats returns the records acknowledged and failed, and the bytes
+// acknowledged, since the Producer was made.
+func (p *Producer) Stats() (produced, failed, bytes int64) {
+	return p.produced.Load(), p.failed.Load(), p.bytes.Load()
+}
+
+// Enqueue implements ingest.Sink: it produces every line of groups, in
+// order, and returns the acknowledgement of all of them. It copies the
+// lines (one allocation per group). It waits while the producer's buffer
+// is full, until ctx is done; then it fails, and the records it had
+// handed over may still reach Kafka (a client that resends may store
+// them twice: the gateway is at-least-once).
+func (p *Producer) Enqueue(ctx context.Context, groups []segment.Group) (ingest.Ack, error) {
+	a := &ack{done: make(chan struct{})}
+	a.left.Store(1) // held until every record is handed over
+	var it ndjson.Iter
+	for _, g := range groups {
+		if len(g.Lines) == 0 {
+			continue
+		}
+		tenant := []kgo.RecordHeader{{Key: "tenant", Value: []byte(g.Tenant.String())}}
+		data := bytes.Clone(g.Lines)
+		for len(data) > 0 {
+			i := bytes.IndexByte(data, '\n')
+			line := data[:i] // the store's groups always end lines in '\n'
+			data = data[i+1:]
+			r := &kgo.Record{Key: streamOf(&it, line), Value: line, Headers: tenant}
+			a.left.Add(1)
+			p.cl.Produce(ctx, r, a.promise(p))
+			if err := ctx.Err(); err != nil {
+				a.release()
+				return nil, err
+			}
+		}
+	}
+	a.release()
+	return a, nil
+}
+
+// streamOf returns line's top-level _stream value, or "{}".
+func streamOf(it *ndjson.Iter, line []byte) []byte {
+	it.Reset(line)
+	for it.Next() {
+		if it.Depth() == 0 && string(it.Key()) == "_stream" {
+			return bytes.Clone(it.Value())
+		}
+	}
+	return []byte("{}")
+}
+
+// ack is the acknowledgement of one Enqueue: done once every record is
+// acknowledged or failed; err holds the first failure. left counts the
+// records not yet answered, plus one while Enqueue hands them over.
+type ack struct {
+	left atomic.Int64
+	done chan struct{}
+	mu   sync.Mutex
+	err  error
+}
+
+func (a *ack) promise(p *Producer) func(*kgo.Record, error) {
+	return func(r *kgo.Record, err error) {
+		if err != nil {
+			p.failed.Add(1)
+			a.mu.Lock()
+			if a.err == nil {
+				a.err = fmt.Errorf("%w: %v", ErrUnavailable, err)
+			}
+			a.mu.Unlock()
+		} else {
+			p.produced.Add(1)
+			p.bytes.Add(int64(len(r.Value)))
+		}
+		a.release()
+	}
+}
+
+// release marks one record (or the handing over) answered.
+func (a *ack) release() {
+	if a.left.Add(-1) == 0 {
+		close(a.done)
+	}
+}
+
+// Wait implements ingest.Ack.
+func (a *ack) Wait(ctx context.Context) error {
+	select {
+	case <-a.done:
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.err
+}
+
+// Done implements ingest.Ack.
+func (a *ack) Done() bool {
+	select {
+	case <-a.done:
+		return true
+	default:
+		return false
+	}
+}
