@@ -17,6 +17,7 @@ import (
 	"github.com/spate-io/spate/internal/fileserve"
 	"github.com/spate-io/spate/internal/ingest"
 	"github.com/spate-io/spate/internal/ingest/syslog"
+	"github.com/spate-io/spate/internal/kafka"
 	"github.com/spate-io/spate/internal/segment"
 	"github.com/spate-io/spate/internal/server"
 )
@@ -32,6 +33,8 @@ type serveOpts struct {
 	syslogTZ      string
 	syslogTenant  string
 	syslogStreams string
+	kafkaBrokers  string
+	kafkaTopic    string
 	fsync         string
 	fsyncInterval time.Duration
 	maxRequest    sizeFlag
@@ -115,6 +118,12 @@ Endpoints (main listener):
   GET|HEAD /files/{path}   with --files DIR: the files under DIR (see Files)
   GET|HEAD /data/{path}    with --files-data: the data directory, read-only
   POST|PATCH|HEAD|DELETE /uploads/   with --uploads: tus resumable uploads
+  With --kafka-brokers and --kafka-topic the server is a gateway: every
+  /insert/ protocol and syslog checks lines as above and produces them to
+  Kafka, answering once Kafka has acknowledged all of them (503 when it
+  does not); /readyz is 503 while no broker answers. A gateway has no
+  --data and no query API; the storage nodes that consume the topic are
+  not built yet (issue 20).
   GET  /, /ui/            the web page: LogsQL editor, hits histogram, fields
                           and their top values, rows, live tail (assets
                           embedded; a token entered there stays in the tab)
@@ -270,6 +279,8 @@ Examples:
 	fl.StringVar(&o.cacheControl, "cache-control", "", "Cache-Control of the files under --files, e.g. \"public, max-age=3600\" (default: none)")
 	fl.StringArrayVar(&o.immutable, "immutable", nil, "path pattern (path.Match, relative to --files, e.g. 'assets/*.js') whose files get Cache-Control immutable; repeatable")
 	fl.StringVar(&o.listen, "listen", "127.0.0.1:9428", "address of the API (host:port; port 0 picks a free one)")
+	fl.StringVar(&o.kafkaBrokers, "kafka-brokers", "", "make this server a gateway: produce the lines it takes to Kafka (HOST:PORT,...) instead of storing them, answering once Kafka has them (acks=all, idempotent); needs --kafka-topic, excludes --data")
+	fl.StringVar(&o.kafkaTopic, "kafka-topic", "", "the topic --kafka-brokers produces to (it must exist); records are keyed by _stream")
 	fl.StringVar(&o.syslogTCP, "syslog-tcp", "", "also take syslog over TCP on this address, e.g. 127.0.0.1:514 (RFC 5424 and RFC 3164, octet counting or newline framing; default: off)")
 	fl.StringVar(&o.syslogUDP, "syslog-udp", "", "also take syslog over UDP on this address (one or more messages a datagram; dropped and counted when storage falls behind; default: off)")
 	fl.StringVar(&o.syslogCert, "syslog-tls-cert", "", "PEM certificate file: --syslog-tcp takes TLS (RFC 5425) with it and --syslog-tls-key")
@@ -304,8 +315,14 @@ Examples:
 }
 
 func runServe(ctx context.Context, o *serveOpts, stderr io.Writer) error {
-	if o.data == "" && o.files == "" {
-		return usagef("serve needs --data DIR, --files DIR or both")
+	if (o.kafkaBrokers == "") != (o.kafkaTopic == "") {
+		return usagef("--kafka-brokers and --kafka-topic go together")
+	}
+	if o.kafkaBrokers != "" && o.data != "" {
+		return usagef("--kafka-brokers makes a gateway, which stores nothing itself: drop --data (storage nodes come with spate consume)")
+	}
+	if o.data == "" && o.files == "" && o.kafkaBrokers == "" {
+		return usagef("serve needs --data DIR, --files DIR or both (or --kafka-brokers and --kafka-topic for a gateway)")
 	}
 	if o.filesData && o.data == "" {
 		return usagef("--files-data serves the --data directory, which is not given")
@@ -383,6 +400,17 @@ func runServe(ctx context.Context, o *serveOpts, stderr io.Writer) error {
 		AuthTokens:           tokens,
 		Logger:               log,
 	}
+	if o.kafkaBrokers != "" {
+		var brokers []string
+		for b := range strings.SplitSeq(o.kafkaBrokers, ",") {
+			if b = strings.TrimSpace(b); b != "" {
+				brokers = append(brokers, b)
+			}
+		}
+		if cfg.Kafka, err = kafka.NewProducer(kafka.Config{Brokers: brokers, Topic: o.kafkaTopic}); err != nil {
+			return err
+		}
+	}
 	srv, err := server.New(cfg)
 	if err != nil {
 		return err
@@ -448,8 +476,8 @@ func (o *serveOpts) listenSyslog(stderr io.Writer) (server.Syslog, error) {
 		}
 		return sy, nil
 	}
-	if o.data == "" {
-		return sy, usagef("--syslog-tcp and --syslog-udp store into --data DIR, which is not given")
+	if o.data == "" && o.kafkaBrokers == "" {
+		return sy, usagef("--syslog-tcp and --syslog-udp store into --data DIR (or produce to --kafka-brokers), which is not given")
 	}
 	if (o.syslogCert == "") != (o.syslogKey == "") {
 		return sy, usagef("--syslog-tls-cert and --syslog-tls-key go together")

@@ -2,9 +2,10 @@
 // enough (issue 20). This file is the gateway's side: Producer is an
 // ingest.Sink that produces the lines the ingest pipeline has checked to a
 // topic, and acknowledges them only once Kafka has acknowledged every
-// record (acks=all, idempotent producer: franz-go's defaults). The storage
-// node (a consumer group writing partitions into segments) and the query
-// fan-out are still to come.
+// record (acks=all, idempotent producer: franz-go's defaults); spate serve
+// --kafka-brokers --kafka-topic runs it. The storage node (a consumer
+// group writing partitions into segments) and the query fan-out are still
+// to come.
 package kafka
 
 import (
@@ -48,8 +49,14 @@ var ErrUnavailable = errors.New("kafka did not acknowledge the records")
 // partition and in order, with the tenant in a "tenant" header
 // ("ACCOUNT:PROJECT"). Safe for concurrent use.
 type Producer struct {
-	cl    *kgo.Client
-	topic string
+	cl     *kgo.Client
+	topic  string
+	maxBuf int64
+	// ctx is the records' context: the caller's context only bounds the
+	// wait for buffer room, since its deadline must not fail records that
+	// Kafka is still to acknowledge. Close cancels it.
+	ctx    context.Context
+	cancel context.CancelFunc
 
 	produced, failed atomic.Int64 // records
 	bytes            atomic.Int64 // record values acknowledged
@@ -81,12 +88,16 @@ func NewProducer(cfg Config) (*Producer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kafka producer: %w", err)
 	}
-	return &Producer{cl: cl, topic: cfg.Topic}, nil
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Producer{cl: cl, topic: cfg.Topic, maxBuf: int64(cfg.MaxBufferedBytes), ctx: ctx, cancel: cancel}, nil
 }
 
 // Close flushes nothing more and closes the client; records not yet
 // acknowledged fail.
-func (p *Producer) Close() { p.cl.Close() }
+func (p *Producer) Close() {
+	p.cancel()
+	p.cl.Close()
+}
 
 // Ping reports whether a broker answers, for /readyz.
 func (p *Producer) Ping(ctx context.Context) error { return p.cl.Ping(ctx) }
@@ -117,13 +128,19 @@ func (p *Producer) Enqueue(ctx context.Context, groups []segment.Group) (ingest.
 			i := bytes.IndexByte(data, '\n')
 			line := data[:i] // the store's groups always end lines in '\n'
 			data = data[i+1:]
+			// Wait for buffer room, up to ctx (franz-go's own wait would
+			// tie the record to ctx).
+			for wait := 50 * time.Microsecond; p.cl.BufferedProduceBytes()+int64(len(line)) > p.maxBuf; wait = min(2*wait, 20*time.Millisecond) {
+				select {
+				case <-ctx.Done():
+					a.release()
+					return nil, context.Cause(ctx)
+				case <-time.After(wait):
+				}
+			}
 			r := &kgo.Record{Key: streamOf(&it, line), Value: line, Headers: tenant}
 			a.left.Add(1)
-			p.cl.Produce(ctx, r, a.promise(p))
-			if err := ctx.Err(); err != nil {
-				a.release()
-				return nil, err
-			}
+			p.cl.Produce(p.ctx, r, a.promise(p))
 		}
 	}
 	a.release()

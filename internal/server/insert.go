@@ -19,6 +19,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/spate-io/spate/internal/ingest"
+	"github.com/spate-io/spate/internal/kafka"
 	"github.com/spate-io/spate/internal/segment"
 )
 
@@ -166,7 +167,7 @@ func (s *Server) insertWith(r *http.Request, body *bodyReader, rep *insertReport
 	if m := s.cfg.MaxRequestBytes; m > 0 && size > m {
 		return fail(http.StatusRequestEntityTooLarge, "request body is %d bytes, more than --max-request-size=%d; split it", size, m)
 	}
-	if st := s.store.Stats(); st.QueueBytes >= s.cfg.Segment.MaxQueueBytes {
+	if s.queueFull() {
 		s.m.throttled.Inc()
 		return fail(http.StatusTooManyRequests, "the write queue is full; retry later")
 	}
@@ -229,7 +230,7 @@ func (s *Server) insertWith(r *http.Request, body *bodyReader, rep *insertReport
 		}
 		src = lines
 	}
-	var sink ingest.Sink = ingest.StoreSink{Store: s.store}
+	sink := s.sink()
 	if params.Debug {
 		sink = debugSink{s}
 		rep.Debug = true
@@ -285,6 +286,10 @@ func (s *Server) ingestFailed(rep *insertReport, body *bodyReader, enc string, e
 		if rep.Lines == 0 && rep.Accepted == 0 {
 			return http.StatusTooManyRequests
 		}
+		return http.StatusServiceUnavailable
+	case errors.Is(err, kafka.ErrUnavailable):
+		s.m.throttled.Inc()
+		rep.Error = fmt.Sprintf("Kafka did not take the lines: %v%s", err, kept)
 		return http.StatusServiceUnavailable
 	case errors.Is(err, segment.ErrClosed) || errors.Is(err, ingest.ErrClosed):
 		rep.Error = "the server is shutting down" + kept

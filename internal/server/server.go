@@ -28,10 +28,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/semaphore"
 
 	"github.com/spate-io/spate/internal/fileserve"
 	"github.com/spate-io/spate/internal/ingest"
+	"github.com/spate-io/spate/internal/kafka"
 	"github.com/spate-io/spate/internal/query"
 	"github.com/spate-io/spate/internal/segment"
 	"github.com/spate-io/spate/internal/ui"
@@ -102,6 +104,12 @@ type Config struct {
 	// request is being ingested; 0 means DefaultQueryShare, 1 or more no
 	// limit. Queries run at full speed when nothing is being ingested.
 	QueryShare float64
+	// Kafka, if set, makes the server a gateway: the lines it takes
+	// (every /insert/ protocol and syslog) are checked as always, then
+	// produced to Kafka, and a request is acknowledged once Kafka has all
+	// of its lines. It excludes DataDir: a gateway stores nothing itself
+	// and answers no queries. Close closes it.
+	Kafka *kafka.Producer
 	// Logger; nil means slog.Default().
 	Logger *slog.Logger
 	// Now returns the ingestion time of lines without one; nil: time.Now.
@@ -109,8 +117,11 @@ type Config struct {
 }
 
 func (c Config) withDefaults() (Config, error) {
-	if c.DataDir == "" && c.FilesDir == "" {
-		return c, errors.New("cannot start the server: no data directory and no files directory")
+	if c.DataDir == "" && c.FilesDir == "" && c.Kafka == nil {
+		return c, errors.New("cannot start the server: no data directory, no files directory and no Kafka to produce to")
+	}
+	if c.DataDir != "" && c.Kafka != nil {
+		return c, errors.New("cannot start the server: a Kafka gateway stores nothing itself; give it no data directory")
 	}
 	if c.Uploads && c.FilesDir == "" {
 		return c, errors.New("cannot take uploads: they go to the files directory, and there is none")
@@ -213,6 +224,16 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	s.m = newServerMetrics(s)
+	if k := cfg.Kafka; k != nil {
+		s.m.reg.MustRegister(
+			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "spate_kafka_records_total", Help: "Records Kafka acknowledged (gateway).", ConstLabels: prometheus.Labels{"result": "acknowledged"}},
+				func() float64 { n, _, _ := k.Stats(); return float64(n) }),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "spate_kafka_records_total", Help: "Records Kafka acknowledged (gateway).", ConstLabels: prometheus.Labels{"result": "failed"}},
+				func() float64 { _, n, _ := k.Stats(); return float64(n) }),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "spate_kafka_bytes_total", Help: "Bytes of records Kafka acknowledged (gateway)."},
+				func() float64 { _, _, n := k.Stats(); return float64(n) }),
+		)
+	}
 	if cfg.QueryShare < 1 {
 		s.pacer = newQueryPacer(cfg.QueryShare, func() bool { return s.ingesting.Load() > 0 })
 		s.pacer.waited = func(d time.Duration) { s.m.queryPaced.Add(d.Seconds()) }
@@ -273,6 +294,9 @@ func (s *Server) Handler() http.Handler {
 	if s.uploads != nil {
 		mux.Handle("/uploads/", s.route("/uploads/", s.uploads.ServeHTTP))
 	}
+	if s.store != nil || s.cfg.Kafka != nil {
+		s.insertRoutes(mux)
+	}
 	if s.store != nil {
 		s.dataRoutes(mux)
 	}
@@ -297,9 +321,9 @@ func (s *Server) Handler() http.Handler {
 	return mux
 }
 
-// dataRoutes adds the endpoints of the data directory: ingestion and the
-// query API.
-func (s *Server) dataRoutes(mux *http.ServeMux) {
+// insertRoutes adds the ingestion endpoints, into the data directory or
+// Kafka.
+func (s *Server) insertRoutes(mux *http.ServeMux) {
 	mux.Handle("/insert/jsonline", s.route("/insert/jsonline", s.handleInsert))
 	mux.Handle("/api/v1/ingest", s.route("/api/v1/ingest", s.handleInsert))
 	mux.Handle("/insert/loki/api/v1/push", s.route("/insert/loki/api/v1/push", s.handleLoki))
@@ -307,6 +331,10 @@ func (s *Server) dataRoutes(mux *http.ServeMux) {
 	mux.Handle("/insert/opentelemetry/v1/logs", s.route("/insert/opentelemetry/v1/logs", s.handleOTLP))
 	mux.Handle("/insert/elasticsearch", s.route("/insert/elasticsearch", s.handleElasticsearch))
 	mux.Handle("/insert/elasticsearch/", s.route("/insert/elasticsearch/", s.handleElasticsearch))
+}
+
+// dataRoutes adds the query API of the data directory.
+func (s *Server) dataRoutes(mux *http.ServeMux) {
 	for path, h := range map[string]func(context.Context, http.ResponseWriter, *http.Request) error{
 		"/select/logsql/query":               s.handleQuery,
 		"/select/logsql/hits":                s.handleHits,
@@ -409,6 +437,9 @@ func (s *Server) Close() error {
 func (s *Server) closeHandles() {
 	s.stopTails()
 	s.pipe.Close()
+	if s.cfg.Kafka != nil {
+		s.cfg.Kafka.Close()
+	}
 	if s.files != nil {
 		s.files.Close()
 	}
@@ -428,6 +459,21 @@ func (s *Server) closeStore() error {
 // waiting).
 func (s *Server) stopTails() { s.doneOnce.Do(func() { close(s.done) }) }
 
+// sink returns where checked lines go: Kafka for a gateway, else the
+// store, waiting for queue room when it is full.
+func (s *Server) sink() ingest.Sink {
+	if s.cfg.Kafka != nil {
+		return s.cfg.Kafka
+	}
+	return ingest.StoreSink{Store: s.store}
+}
+
+// queueFull reports whether the store's write queue is full (never for a
+// gateway, whose producer waits for room in its own buffer).
+func (s *Server) queueFull() bool {
+	return s.store != nil && s.store.Stats().QueueBytes >= s.cfg.Segment.MaxQueueBytes
+}
+
 // Store returns the segment store, for tests and stats.
 func (s *Server) Store() *segment.Store { return s.store }
 
@@ -444,6 +490,15 @@ func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusServiceUnavailable)
 		fmt.Fprintln(w, "shutting down")
 		return
+	}
+	if k := s.cfg.Kafka; k != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if err := k.Ping(ctx); err != nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintf(w, "kafka: no broker answers: %v\n", err)
+			return
+		}
 	}
 	if s.store == nil {
 		fmt.Fprintln(w, "ready")

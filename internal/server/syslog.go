@@ -12,6 +12,7 @@ import (
 
 	"github.com/spate-io/spate/internal/ingest"
 	"github.com/spate-io/spate/internal/ingest/syslog"
+	"github.com/spate-io/spate/internal/kafka"
 )
 
 // Syslog says which syslog listeners to serve (see ServeSyslog).
@@ -64,10 +65,10 @@ func (s *Server) syslogSink(cfg syslog.Config) syslog.Sink {
 	return func(ctx context.Context, lines []byte, n int) error {
 		wait := 10 * time.Millisecond
 		for len(lines) > 0 {
-			if st := s.store.Stats(); st.QueueBytes < s.cfg.Segment.MaxQueueBytes {
+			if !s.queueFull() {
 				if ticket, ok := s.pipe.Admit(int64(len(lines))); ok {
 					res := s.pipe.Ingest(context.WithoutCancel(ctx), ticket, &ingest.Request{
-						Body: bytes.NewReader(lines), Tenant: cfg.Tenant, Sink: ingest.StoreSink{Store: s.store},
+						Body: bytes.NewReader(lines), Tenant: cfg.Tenant, Sink: s.sink(),
 					})
 					s.m.lines.WithLabelValues("accepted").Add(float64(res.Accepted))
 					s.m.lines.WithLabelValues("rejected").Add(float64(res.Rejected))
@@ -75,7 +76,7 @@ func (s *Server) syslogSink(cfg syslog.Config) syslog.Sink {
 					if res.Err == nil {
 						return nil
 					}
-					if !errors.Is(res.Err, ingest.ErrBusy) {
+					if !errors.Is(res.Err, ingest.ErrBusy) && !errors.Is(res.Err, kafka.ErrUnavailable) {
 						return res.Err
 					}
 					lines = dropLines(lines, res.Lines)
