@@ -45,9 +45,11 @@ type Config struct {
 var ErrUnavailable = errors.New("kafka did not acknowledge the records")
 
 // Producer is an ingest.Sink that produces each line as one record, keyed
-// by the line's _stream ("{}" without one) so that a stream stays in one
-// partition and in order, with the tenant in a "tenant" header
-// ("ACCOUNT:PROJECT"). Safe for concurrent use.
+// by the line's _stream so that a stream stays in one partition and in
+// order, with the tenant in a "tenant" header ("ACCOUNT:PROJECT"). Lines
+// without a _stream have no key and are spread over the partitions (one
+// key for all of them would put them all in one partition). Safe for
+// concurrent use.
 type Producer struct {
 	cl     *kgo.Client
 	topic  string
@@ -147,7 +149,7 @@ func (p *Producer) Enqueue(ctx context.Context, groups []segment.Group) (ingest.
 	return a, nil
 }
 
-// streamOf returns line's top-level _stream value, or "{}".
+// streamOf returns line's top-level _stream value, or nil.
 func streamOf(it *ndjson.Iter, line []byte) []byte {
 	it.Reset(line)
 	for it.Next() {
@@ -155,7 +157,7 @@ func streamOf(it *ndjson.Iter, line []byte) []byte {
 			return bytes.Clone(it.Value())
 		}
 	}
-	return []byte("{}")
+	return nil
 }
 
 // ack is the acknowledgement of one Enqueue: done once every record is
