@@ -226,9 +226,9 @@ func New(cfg Config) (*Server, error) {
 	s.m = newServerMetrics(s)
 	if k := cfg.Kafka; k != nil {
 		s.m.reg.MustRegister(
-			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "spate_kafka_records_total", Help: "Records Kafka acknowledged (gateway).", ConstLabels: prometheus.Labels{"result": "acknowledged"}},
+			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "spate_kafka_records_total", Help: "Records the gateway produced to Kafka, by result: acknowledged, or failed (Kafka did not take them).", ConstLabels: prometheus.Labels{"result": "acknowledged"}},
 				func() float64 { n, _, _ := k.Stats(); return float64(n) }),
-			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "spate_kafka_records_total", Help: "Records Kafka acknowledged (gateway).", ConstLabels: prometheus.Labels{"result": "failed"}},
+			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "spate_kafka_records_total", Help: "Records the gateway produced to Kafka, by result: acknowledged, or failed (Kafka did not take them).", ConstLabels: prometheus.Labels{"result": "failed"}},
 				func() float64 { _, n, _ := k.Stats(); return float64(n) }),
 			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "spate_kafka_bytes_total", Help: "Bytes of records Kafka acknowledged (gateway)."},
 				func() float64 { _, _, n := k.Stats(); return float64(n) }),
