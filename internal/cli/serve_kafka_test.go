@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -84,4 +85,76 @@ func httpGetStatus(u string) (int, string, error) {
 	}
 	defer resp.Body.Close()
 	return resp.StatusCode, resp.Status, nil
+}
+
+// TestServeKafkaRealBroker runs the gateway against a real Apache Kafka
+// broker (SPATE_KAFKA=HOST:PORT and SPATE_KAFKA_TOPIC, a topic of several
+// partitions; .ci/run starts one with ../shared/kafka/start.sh): every
+// line of every acknowledged request is in the topic exactly once, each
+// stream's lines in one partition and in order.
+func TestServeKafkaRealBroker(t *testing.T) {
+	addr, topic := os.Getenv("SPATE_KAFKA"), os.Getenv("SPATE_KAFKA_TOPIC")
+	if addr == "" || topic == "" {
+		t.Skip("SPATE_KAFKA and SPATE_KAFKA_TOPIC unset: no real broker")
+	}
+	t.Setenv(mainEnv, "1")
+	srv := startServeArgs(t, "--kafka-brokers", addr, "--kafka-topic", topic)
+	const requests, per = 20, 1000
+	for r := range requests {
+		var b strings.Builder
+		for i := range per {
+			seq := r*per + i
+			fmt.Fprintf(&b, `{"app":"a%d","seq":%d,"_msg":"line %d"}`+"\n", seq%10, seq, seq)
+		}
+		resp, err := http.Post(srv.url+"/insert/jsonline?_stream_fields=app", "application/x-ndjson", strings.NewReader(b.String()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("request %d: %d", r, resp.StatusCode)
+		}
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	seen := map[int]int{}
+	lastSeq := map[string]int{}
+	partOf := map[string]int32{}
+	parts := map[int32]bool{}
+	for len(seen) < requests*per && ctx.Err() == nil {
+		cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) {
+			var seq int
+			v := string(r.Value)
+			if i := strings.Index(v, `"seq":`); i >= 0 {
+				fmt.Sscanf(v[i+6:], "%d", &seq)
+			}
+			seen[seq]++
+			key := string(r.Key)
+			if p, ok := partOf[key]; ok && p != r.Partition {
+				t.Errorf("stream %s in partitions %d and %d", key, p, r.Partition)
+			}
+			partOf[key] = r.Partition
+			parts[r.Partition] = true
+			if prev, ok := lastSeq[key]; ok && seq <= prev {
+				t.Errorf("stream %s: seq %d after %d", key, seq, prev)
+			}
+			lastSeq[key] = seq
+		})
+	}
+	if len(seen) != requests*per {
+		t.Fatalf("%d of %d lines in the topic", len(seen), requests*per)
+	}
+	for seq, n := range seen {
+		if n != 1 {
+			t.Fatalf("line %d is in the topic %d times", seq, n)
+		}
+	}
+	if len(partOf) != 10 || len(parts) < 2 {
+		t.Errorf("%d streams over %d partitions", len(partOf), len(parts))
+	}
 }
