@@ -19,6 +19,8 @@ const el = (tag, attrs, ...kids) => {
 const RANGES = { "5m": 3e5, "15m": 9e5, "1h": 36e5, "6h": 216e5, "24h": 864e5, "7d": 6048e5, "30d": 2592e6, "365d": 31536e6 };
 const state = { q: "*", range: "1h", start: "", end: "", view: "table", tenant: "", limit: 1000 };
 let rows = [];            // the rows of the last query (or tail), in arrival order
+let epoch = 0;            // bumped when rows is replaced or trimmed, not only appended to
+let drawn = { epoch: -1, n: 0, cols: "" }; // what the table shows: rows[0:n] of that epoch, with those columns
 let columns = [];         // table columns
 let running = null;       // AbortController of the running query or tail
 let paused = false;       // tail: rows are kept but not drawn
@@ -140,6 +142,7 @@ async function run(push) {
   remember(state.q);
   hideError();
   rows = [];
+  epoch++;
   columns = [];
   const ctl = new AbortController();
   running = ctl;
@@ -231,11 +234,22 @@ function render() {
     return;
   }
   if (columns.length === 0 || rows.length <= 500) columns = pickColumns();
+  const cols = columns.join("\u0000");
+  const table = out.querySelector("table");
+  if (table && drawn.epoch === epoch && drawn.cols === cols && drawn.n <= rows.length) {
+    // Fast path: rows only came in since the last draw; append them.
+    const body = table.tBodies[0];
+    for (let i = drawn.n; i < rows.length; i++) body.append(rowEl(rows[i], i));
+    table.setAttribute("aria-rowcount", String(rows.length));
+    drawn.n = rows.length;
+    return;
+  }
   const head = el("tr", {}, el("th", { class: "x", scope: "col" }, el("span", { class: "vh", text: "details" })));
   for (const c of columns) head.append(el("th", { scope: "col", text: c }));
   const body = el("tbody");
   rows.forEach((r, i) => body.append(rowEl(r, i)));
   out.replaceChildren(el("table", { "aria-label": "Rows", "aria-rowcount": String(rows.length) }, el("thead", {}, head), body));
+  drawn = { epoch, n: rows.length, cols };
 }
 
 function rowEl(r, i) {
@@ -424,6 +438,7 @@ async function tail() {
   writeURL(false);
   hideError();
   rows = [];
+  epoch++;
   columns = [];
   render();
   const ctl = new AbortController();
@@ -437,7 +452,7 @@ async function tail() {
     const resp = await post("select/logsql/tail", { query: state.q }, ctl.signal);
     await readLines(resp, (r) => {
       rows.push(r);
-      if (rows.length > cap()) rows.splice(0, rows.length - cap());
+      if (rows.length > cap()) { rows.splice(0, rows.length - cap()); epoch++; }
       if (!paused && !pending) {
         pending = true;
         requestAnimationFrame(() => { pending = false; if (!paused) { render(); setStatus(`Tailing: ${rows.length} rows`); } });
