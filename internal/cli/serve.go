@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -35,6 +36,7 @@ type serveOpts struct {
 	syslogStreams string
 	kafkaBrokers  string
 	kafkaTopic    string
+	kafkaCreate   int
 	fsync         string
 	fsyncInterval time.Duration
 	maxRequest    sizeFlag
@@ -280,7 +282,8 @@ Examples:
 	fl.StringArrayVar(&o.immutable, "immutable", nil, "path pattern (path.Match, relative to --files, e.g. 'assets/*.js') whose files get Cache-Control immutable; repeatable")
 	fl.StringVar(&o.listen, "listen", "127.0.0.1:9428", "address of the API (host:port; port 0 picks a free one)")
 	fl.StringVar(&o.kafkaBrokers, "kafka-brokers", "", "make this server a gateway: produce the lines it takes to Kafka (HOST:PORT,...) instead of storing them, answering once Kafka has them (acks=all, idempotent); needs --kafka-topic, excludes --data")
-	fl.StringVar(&o.kafkaTopic, "kafka-topic", "", "the topic --kafka-brokers produces to (it must exist); records are keyed by _stream")
+	fl.StringVar(&o.kafkaTopic, "kafka-topic", "", "the topic --kafka-brokers produces to; records are keyed by _stream. A missing topic stops serve at start, unless --kafka-create-topic")
+	fl.IntVar(&o.kafkaCreate, "kafka-create-topic", 0, "create a missing --kafka-topic with this many partitions (the brokers' default replication)")
 	fl.StringVar(&o.syslogTCP, "syslog-tcp", "", "also take syslog over TCP on this address, e.g. 127.0.0.1:514 (RFC 5424 and RFC 3164, octet counting or newline framing; default: off)")
 	fl.StringVar(&o.syslogUDP, "syslog-udp", "", "also take syslog over UDP on this address (one or more messages a datagram; dropped and counted when storage falls behind; default: off)")
 	fl.StringVar(&o.syslogCert, "syslog-tls-cert", "", "PEM certificate file: --syslog-tcp takes TLS (RFC 5425) with it and --syslog-tls-key")
@@ -409,6 +412,18 @@ func runServe(ctx context.Context, o *serveOpts, stderr io.Writer) error {
 		}
 		if cfg.Kafka, err = kafka.NewProducer(kafka.Config{Brokers: brokers, Topic: o.kafkaTopic}); err != nil {
 			return err
+		}
+		// The topic must be there; a cluster that does not answer yet is
+		// not an error: records wait for it, and /readyz says it is down.
+		kctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err := cfg.Kafka.EnsureTopic(kctx, int32(o.kafkaCreate))
+		cancel()
+		switch {
+		case errors.Is(err, kafka.ErrNoTopic):
+			cfg.Kafka.Close()
+			return fmt.Errorf("%w on %s; create it, or pass --kafka-create-topic PARTITIONS", err, o.kafkaBrokers)
+		case err != nil:
+			log.Warn("Kafka does not answer yet; lines wait for it, and /readyz is 503 until it does", "brokers", o.kafkaBrokers, "err", err)
 		}
 	}
 	srv, err := server.New(cfg)

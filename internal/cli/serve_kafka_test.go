@@ -67,6 +67,32 @@ func TestServeKafkaGateway(t *testing.T) {
 		t.Errorf("/readyz: %d", code)
 	}
 
+	// A missing topic stops serve, saying so; --kafka-create-topic makes it.
+	if code, _, stderr := runCLI(t, "serve", "--listen", "127.0.0.1:0", "--kafka-brokers", brokers, "--kafka-topic", "nope"); code != ExitFailure || !strings.Contains(stderr, `the topic does not exist: "nope"`) || !strings.Contains(stderr, "--kafka-create-topic") {
+		t.Errorf("missing topic: exit %d: %s", code, stderr)
+	}
+	made := startServeArgs(t, "--kafka-brokers", brokers, "--kafka-topic", "made", "--kafka-create-topic", "2")
+	resp, err = http.Post(made.url+"/insert/jsonline", "application/x-ndjson", strings.NewReader(`{"_msg":"into a made topic"}`+"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("ingest into a created topic: %d", resp.StatusCode)
+	}
+	mc, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.ConsumeTopics("made"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mc.Close()
+	var madeRecs []string
+	for len(madeRecs) < 1 && ctx.Err() == nil {
+		mc.PollFetches(ctx).EachRecord(func(r *kgo.Record) { madeRecs = append(madeRecs, string(r.Value)) })
+	}
+	if len(madeRecs) != 1 || !strings.Contains(madeRecs[0], "into a made topic") {
+		t.Errorf("created topic holds %v", madeRecs)
+	}
+
 	for _, args := range [][]string{
 		{"serve", "--kafka-brokers", brokers},
 		{"serve", "--kafka-topic", "logs"},

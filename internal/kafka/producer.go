@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/spate-io/spate/internal/ingest"
@@ -214,4 +216,30 @@ func (a *ack) Done() bool {
 	default:
 		return false
 	}
+}
+
+// ErrNoTopic is a topic the cluster does not have.
+var ErrNoTopic = errors.New("the topic does not exist")
+
+// EnsureTopic checks that the producer's topic exists. When it does not,
+// and partitions > 0, it creates it with that many partitions and the
+// brokers' default replication; else it returns ErrNoTopic. A cluster that
+// does not answer within ctx returns ctx's error (callers may start
+// anyway: records wait for the cluster, and /readyz says it is down).
+func (p *Producer) EnsureTopic(ctx context.Context, partitions int32) error {
+	adm := kadm.NewClient(p.cl)
+	topics, err := adm.ListTopics(ctx, p.topic)
+	if err != nil {
+		return fmt.Errorf("cannot list Kafka topics: %w", err)
+	}
+	if t, ok := topics[p.topic]; ok && t.Err == nil {
+		return nil
+	}
+	if partitions <= 0 {
+		return fmt.Errorf("%w: %q", ErrNoTopic, p.topic)
+	}
+	if _, err := adm.CreateTopic(ctx, partitions, -1, nil, p.topic); err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+		return fmt.Errorf("cannot create the Kafka topic %q: %w", p.topic, err)
+	}
+	return nil
 }

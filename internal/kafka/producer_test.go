@@ -180,3 +180,49 @@ func BenchmarkProducer(b *testing.B) {
 		}
 	}
 }
+
+// TestEnsureTopic: a missing topic is ErrNoTopic, or created with the
+// partitions asked for; an existing one is left as it is.
+func TestEnsureTopic(t *testing.T) {
+	c := cluster(t)
+	ctx := context.Background()
+	p, err := NewProducer(Config{Brokers: c.ListenAddrs(), Topic: "fresh"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if err := p.EnsureTopic(ctx, 0); !errors.Is(err, ErrNoTopic) {
+		t.Fatalf("missing topic: %v", err)
+	}
+	if err := p.EnsureTopic(ctx, 3); err != nil {
+		t.Fatal(err)
+	}
+	// The new topic shows in metadata shortly after.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		err := p.EnsureTopic(ctx, 0)
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after creating: %v", err)
+		}
+	}
+	a, err := p.Enqueue(ctx, []segment.Group{{Lines: []byte(`{"_msg":"into the new topic"}` + "\n")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if recs := consume(t, c.ListenAddrs(), "fresh", 1); string(recs[0].Value) != `{"_msg":"into the new topic"}` {
+		t.Fatalf("%s", recs[0].Value)
+	}
+	q, err := NewProducer(Config{Brokers: c.ListenAddrs(), Topic: "logs"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	if err := q.EnsureTopic(ctx, 0); err != nil {
+		t.Fatalf("seeded topic: %v", err)
+	}
+}
