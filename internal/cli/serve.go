@@ -37,6 +37,8 @@ type serveOpts struct {
 	kafkaBrokers  string
 	kafkaTopic    string
 	kafkaCreate   int
+	kafkaSec      kafka.Security
+	kafkaPassFile string
 	fsync         string
 	fsyncInterval time.Duration
 	maxRequest    sizeFlag
@@ -283,6 +285,11 @@ Examples:
 	fl.StringVar(&o.listen, "listen", "127.0.0.1:9428", "address of the API (host:port; port 0 picks a free one)")
 	fl.StringVar(&o.kafkaBrokers, "kafka-brokers", "", "make this server a gateway: produce the lines it takes to Kafka (HOST:PORT,...) instead of storing them, answering once Kafka has them (acks=all, idempotent); needs --kafka-topic, excludes --data")
 	fl.StringVar(&o.kafkaTopic, "kafka-topic", "", "the topic --kafka-brokers produces to; records are keyed by _stream. A missing topic stops serve at start, unless --kafka-create-topic")
+	fl.BoolVar(&o.kafkaSec.TLS, "kafka-tls", false, "reach the brokers over TLS (verified against the system's roots, or --kafka-tls-ca)")
+	fl.StringVar(&o.kafkaSec.CAFile, "kafka-tls-ca", "", "PEM file of the CA certificates that sign the brokers' (implies --kafka-tls)")
+	fl.StringVar(&o.kafkaSec.SASL, "kafka-sasl", "", "SASL mechanism: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512, with --kafka-sasl-user and --kafka-sasl-password-file")
+	fl.StringVar(&o.kafkaSec.User, "kafka-sasl-user", "", "SASL user name")
+	fl.StringVar(&o.kafkaPassFile, "kafka-sasl-password-file", "", "file whose first line is the SASL password (not a flag value, which ps would show)")
 	fl.IntVar(&o.kafkaCreate, "kafka-create-topic", 0, "create a missing --kafka-topic with this many partitions (the brokers' default replication)")
 	fl.StringVar(&o.syslogTCP, "syslog-tcp", "", "also take syslog over TCP on this address, e.g. 127.0.0.1:514 (RFC 5424 and RFC 3164, octet counting or newline framing; default: off)")
 	fl.StringVar(&o.syslogUDP, "syslog-udp", "", "also take syslog over UDP on this address (one or more messages a datagram; dropped and counted when storage falls behind; default: off)")
@@ -410,13 +417,24 @@ func runServe(ctx context.Context, o *serveOpts, stderr io.Writer) error {
 				brokers = append(brokers, b)
 			}
 		}
-		if cfg.Kafka, err = kafka.NewProducer(kafka.Config{Brokers: brokers, Topic: o.kafkaTopic}); err != nil {
+		if o.kafkaPassFile != "" {
+			b, err := os.ReadFile(o.kafkaPassFile)
+			if err != nil {
+				return fmt.Errorf("cannot read --kafka-sasl-password-file: %w", err)
+			}
+			o.kafkaSec.Password, _, _ = strings.Cut(strings.TrimRight(string(b), "\r\n"), "\n")
+		}
+		kopts, err := o.kafkaSec.Opts()
+		if err != nil {
+			return usagef("%v", err)
+		}
+		if cfg.Kafka, err = kafka.NewProducer(kafka.Config{Brokers: brokers, Topic: o.kafkaTopic, Opts: kopts}); err != nil {
 			return err
 		}
 		// The topic must be there; a cluster that does not answer yet is
 		// not an error: records wait for it, and /readyz says it is down.
 		kctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		err := cfg.Kafka.EnsureTopic(kctx, int32(o.kafkaCreate))
+		err = cfg.Kafka.EnsureTopic(kctx, int32(o.kafkaCreate))
 		cancel()
 		switch {
 		case errors.Is(err, kafka.ErrNoTopic):

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -97,6 +98,8 @@ func TestServeKafkaGateway(t *testing.T) {
 		{"serve", "--kafka-brokers", brokers},
 		{"serve", "--kafka-topic", "logs"},
 		{"serve", "--kafka-brokers", brokers, "--kafka-topic", "logs", "--data", t.TempDir()},
+		{"serve", "--kafka-brokers", brokers, "--kafka-topic", "logs", "--kafka-sasl", "GSSAPI"},
+		{"serve", "--kafka-brokers", brokers, "--kafka-topic", "logs", "--kafka-sasl-user", "u"},
 	} {
 		if code, _, stderr := runCLI(t, args...); code != ExitUsage {
 			t.Errorf("%v: exit %d, want %d: %s", args, code, ExitUsage, stderr)
@@ -182,5 +185,36 @@ func TestServeKafkaRealBroker(t *testing.T) {
 	}
 	if len(partOf) != 10 || len(parts) < 2 {
 		t.Errorf("%d streams over %d partitions", len(partOf), len(parts))
+	}
+}
+
+// TestServeKafkaSASL: the gateway's --kafka-sasl flags authenticate it to
+// a cluster that requires SASL; without them /readyz says no broker
+// answers.
+func TestServeKafkaSASL(t *testing.T) {
+	t.Setenv(mainEnv, "1")
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "logs"), kfake.EnableSASL(), kfake.Superuser("PLAIN", "gw", "pw-42"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	pass := filepath.Join(t.TempDir(), "pass")
+	os.WriteFile(pass, []byte("pw-42\n"), 0o600)
+	brokers := strings.Join(c.ListenAddrs(), ",")
+	srv := startServeArgs(t, "--kafka-brokers", brokers, "--kafka-topic", "logs", "--kafka-sasl", "PLAIN", "--kafka-sasl-user", "gw", "--kafka-sasl-password-file", pass)
+	resp, err := http.Post(srv.url+"/insert/jsonline", "application/x-ndjson", strings.NewReader(`{"_msg":"authenticated"}`+"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("with SASL: %d", resp.StatusCode)
+	}
+	if code, _, _ := httpGetStatus(srv.url + "/readyz"); code != 200 {
+		t.Errorf("/readyz with SASL: %d", code)
+	}
+	bare := startServeArgs(t, "--kafka-brokers", brokers, "--kafka-topic", "logs")
+	if code, _, _ := httpGetStatus(bare.url + "/readyz"); code != 503 {
+		t.Errorf("/readyz without SASL: %d", code)
 	}
 }

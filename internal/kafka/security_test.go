@@ -1,0 +1,79 @@
+package kafka
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/spate-io/spate/internal/segment"
+)
+
+// TestSecurity: a cluster with TLS and SCRAM takes records from a producer
+// with the right CA, mechanism and password, and refuses a wrong password.
+func TestSecurity(t *testing.T) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "kfake"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, KeyUsage: x509.KeyUsageDigitalSignature}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "logs"),
+		kfake.TLS(&tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}),
+		kfake.EnableSASL(), kfake.Superuser("SCRAM-SHA-256", "spate", "s3cret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	produce := func(sec Security) error {
+		opts, err := sec.Opts()
+		if err != nil {
+			return err
+		}
+		p, err := NewProducer(Config{Brokers: c.ListenAddrs(), Topic: "logs", DeliveryTimeout: 3 * time.Second, Opts: opts})
+		if err != nil {
+			return err
+		}
+		defer p.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		a, err := p.Enqueue(ctx, []segment.Group{{Lines: []byte(`{"_msg":"secure"}` + "\n")}})
+		if err != nil {
+			return err
+		}
+		return a.Wait(ctx)
+	}
+	if err := produce(Security{TLS: true, CAFile: ca, SASL: "SCRAM-SHA-256", User: "spate", Password: "s3cret"}); err != nil {
+		t.Fatalf("right credentials: %v", err)
+	}
+	if err := produce(Security{TLS: true, CAFile: ca, SASL: "SCRAM-SHA-256", User: "spate", Password: "wrong"}); err == nil {
+		t.Fatal("a wrong password produced")
+	}
+	if err := produce(Security{SASL: "SCRAM-SHA-256", User: "spate", Password: "s3cret"}); err == nil {
+		t.Fatal("plaintext reached a TLS cluster")
+	}
+	for _, bad := range []Security{{SASL: "GSSAPI"}, {User: "u"}, {CAFile: ca + ".missing"}} {
+		if _, err := bad.Opts(); err == nil {
+			t.Errorf("%+v: no error", bad)
+		}
+	}
+}
