@@ -275,48 +275,48 @@ func (p Protocol) parseReply(reply []byte, lines int64) (accepted, rejected int6
 	return parseResponse(reply, lines)
 }
 
-// otlpRejected reads rejected_log_records from an ExportLogsServiceResponse.
+// otlpRejected reads rejected_log_records (partial_success=1 {1}) from an
+// ExportLogsServiceResponse; absent is 0.
 func otlpRejected(b []byte) (int64, error) {
+	ps, err := protoField(b, 1, protowire.BytesType)
+	if ps == nil || err != nil {
+		return 0, err
+	}
+	v, err := protoField(ps, 1, protowire.VarintType)
+	if v == nil || err != nil {
+		return 0, err
+	}
+	n, _ := protowire.ConsumeVarint(v)
+	return int64(n), nil
+}
+
+// protoField returns the encoded value of the first field num of wire type
+// typ in the message b (for BytesType, its contents), or nil when there is
+// none.
+func protoField(b []byte, num protowire.Number, typ protowire.Type) ([]byte, error) {
 	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
+		n2, t2, n := protowire.ConsumeTag(b)
 		if n < 0 {
-			return 0, protowire.ParseError(n)
+			return nil, protowire.ParseError(n)
 		}
 		b = b[n:]
-		if num == 1 && typ == protowire.BytesType {
-			ps, n := protowire.ConsumeBytes(b)
+		if n2 == num && t2 == typ && typ == protowire.BytesType {
+			v, n := protowire.ConsumeBytes(b)
 			if n < 0 {
-				return 0, protowire.ParseError(n)
+				return nil, protowire.ParseError(n)
 			}
-			b = b[n:]
-			for len(ps) > 0 {
-				num, typ, n := protowire.ConsumeTag(ps)
-				if n < 0 {
-					return 0, protowire.ParseError(n)
-				}
-				ps = ps[n:]
-				if num == 1 && typ == protowire.VarintType {
-					v, n := protowire.ConsumeVarint(ps)
-					if n < 0 {
-						return 0, protowire.ParseError(n)
-					}
-					return int64(v), nil
-				}
-				n = protowire.ConsumeFieldValue(num, typ, ps)
-				if n < 0 {
-					return 0, protowire.ParseError(n)
-				}
-				ps = ps[n:]
-			}
-			continue
+			return v, nil
 		}
-		n = protowire.ConsumeFieldValue(num, typ, b)
+		n = protowire.ConsumeFieldValue(n2, t2, b)
 		if n < 0 {
-			return 0, protowire.ParseError(n)
+			return nil, protowire.ParseError(n)
+		}
+		if n2 == num && t2 == typ {
+			return b[:n], nil
 		}
 		b = b[n:]
 	}
-	return 0, nil
+	return nil, nil
 }
 
 // ParseProtocol returns the protocol named s.

@@ -130,3 +130,22 @@ type rowKey struct {
 	msg  string
 	time int64
 }
+
+// TestOTLPRejected reads the server's partial success back.
+func TestOTLPRejected(t *testing.T) {
+	for _, c := range []struct {
+		body []byte
+		want int64
+	}{
+		{nil, 0},
+		{otlp.AppendResponse(nil, false, 7, "seven bad"), 7},
+		{otlp.AppendResponse(nil, false, 0, "only a message"), 0},
+	} {
+		if got, err := otlpRejected(c.body); err != nil || got != c.want {
+			t.Errorf("%x: %d, %v; want %d", c.body, got, err, c.want)
+		}
+	}
+	if _, err := otlpRejected([]byte{0x0a, 0x05, 0x08}); err == nil {
+		t.Error("a truncated response read without error")
+	}
+}

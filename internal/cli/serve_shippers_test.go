@@ -65,6 +65,24 @@ func requireSameRows(t *testing.T, nameA string, a []map[string]string, nameB st
 	}
 }
 
+// victoriaLogsRows starts VictoriaLogs (SPATE_VICTORIALOGS), lets feed
+// send it the shipper's traffic, and returns its rows sorted by sortRows;
+// ok is false, logged, when SPATE_VICTORIALOGS is unset.
+func victoriaLogsRows(t *testing.T, feed func(base string)) (rows []map[string]string, ok bool) {
+	t.Helper()
+	bin := os.Getenv("SPATE_VICTORIALOGS")
+	if bin == "" {
+		t.Log("SPATE_VICTORIALOGS unset: not compared with VictoriaLogs")
+		return nil, false
+	}
+	vl := startVictoriaLogs(t, bin)
+	feed(vl)
+	forceFlush(t, vl)
+	rows = vlQuery(t, vl, "*", "0", "0")
+	sortRows(rows)
+	return rows, true
+}
+
 // sortRows orders query rows by _time, then _msg.
 func sortRows(rows []map[string]string) {
 	sort.Slice(rows, func(i, j int) bool {
@@ -114,17 +132,11 @@ func TestShipperElasticsearch(t *testing.T) {
 	if r := sp[0]; r["_msg"] != "request 0 served in 0 ms" || r["service.name"] != "api" || r["http.status"] != "200" || r["_time"] != "2026-11-26T10:00:00Z" {
 		t.Errorf("first row: %v", r)
 	}
-	vlBin := os.Getenv("SPATE_VICTORIALOGS")
-	if vlBin == "" {
-		t.Log("SPATE_VICTORIALOGS unset: not compared with VictoriaLogs")
-		return
+	if vr, ok := victoriaLogsRows(t, func(vl string) {
+		runShipper(t, py, &res, append([]string{script, vl + "/insert/elasticsearch", "1200"}, params...)...)
+	}); ok {
+		requireSameRows(t, "VictoriaLogs", vr, "spate", sp, n)
 	}
-	vl := startVictoriaLogs(t, vlBin)
-	runShipper(t, py, &res, append([]string{script, vl + "/insert/elasticsearch", "1200"}, params...)...)
-	forceFlush(t, vl)
-	vr := vlQuery(t, vl, "*", "0", "0")
-	sortRows(vr)
-	requireSameRows(t, "VictoriaLogs", vr, "spate", sp, n)
 }
 
 // TestShipperOTLP emits records with the OpenTelemetry Python SDK to
@@ -156,17 +168,11 @@ func TestShipperOTLP(t *testing.T) {
 	if r["service.name"] != "checkout" || r["trace_id"] != "5b8efff798038103d269b633813fc60d" || r["order.id"] != "1" || r["severity_text"] != "Warn" {
 		t.Errorf("row 1: %v", r)
 	}
-	vlBin := os.Getenv("SPATE_VICTORIALOGS")
-	if vlBin == "" {
-		t.Log("SPATE_VICTORIALOGS unset: not compared with VictoriaLogs")
-		return
+	if vr, ok := victoriaLogsRows(t, func(vl string) {
+		runShipper(t, py, &res, script, vl+"/insert/opentelemetry/v1/logs", "300")
+	}); ok {
+		requireSameRows(t, "VictoriaLogs", vr, "spate", sp, n)
 	}
-	vl := startVictoriaLogs(t, vlBin)
-	runShipper(t, py, &res, script, vl+"/insert/opentelemetry/v1/logs", "300")
-	forceFlush(t, vl)
-	vr := vlQuery(t, vl, "*", "0", "0")
-	sortRows(vr)
-	requireSameRows(t, "VictoriaLogs", vr, "spate", sp, n)
 }
 
 // freeAddr returns a loopback address with a port free for tcp (and, by
@@ -351,15 +357,9 @@ func TestShipperLoki(t *testing.T) {
 	sj := vlQuery(t, js.url, "*", "0", "0")
 	sortRows(sj)
 	requireSameRows(t, "protobuf", sp, "JSON", sj, n)
-	vlBin := os.Getenv("SPATE_VICTORIALOGS")
-	if vlBin == "" {
-		t.Log("SPATE_VICTORIALOGS unset: not compared with VictoriaLogs")
-		return
+	if vr, ok := victoriaLogsRows(t, func(vl string) {
+		runShipper(t, py, &res, script, vl+"/insert/loki/api/v1/push", "200")
+	}); ok {
+		requireSameRows(t, "VictoriaLogs", vr, "spate", sp, n)
 	}
-	vl := startVictoriaLogs(t, vlBin)
-	runShipper(t, py, &res, script, vl+"/insert/loki/api/v1/push", "200")
-	forceFlush(t, vl)
-	vr := vlQuery(t, vl, "*", "0", "0")
-	sortRows(vr)
-	requireSameRows(t, "VictoriaLogs", vr, "spate", sp, n)
 }

@@ -136,7 +136,6 @@ function rangeArgs() {
 
 async function run(push) {
   stop();
-  performance.mark("spate-run");
   fromForm();
   writeURL(push);
   remember(state.q);
