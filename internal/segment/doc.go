@@ -6,6 +6,7 @@
 // # On-disk format
 //
 //	DIR/.lock                                               flock held by the open Store
+//	DIR/.checkpoint                                         checkpoint log (Options.Checkpoint only)
 //	DIR/0-0/2026-11-22/seg-0000000000000040.ndjson.zst      sealed and compressed (zstd frames of whole lines)
 //	DIR/0-0/2026-11-22/seg-0000000000000040.ndjson.zst.idx  its sidecar index (package segindex)
 //	DIR/0-0/2026-11-22/seg-0000000000000041.ndjson          active, or sealed and not yet compressed
@@ -77,6 +78,31 @@
 // loss in SyncInterval or SyncNever mode, some filesystems can leave
 // unwritten (zero-filled) blocks before the last complete line; such bytes
 // are kept.
+//
+// # Checkpoints
+//
+// A store opened with Options.Checkpoint (or whose DIR has a
+// .checkpoint file) makes its lines and its callers' positions in their
+// sources one atomic unit, for a consumer that must neither lose nor
+// duplicate what it copies (spate consume: a Kafka partition's offset).
+// Requests may carry marks (EnqueueMarked, Mark). After each batch is
+// written (and, in SyncBatch, fsynced), the writer appends a checkpoint
+// record to DIR/.checkpoint (and fsyncs it, in SyncBatch) before it
+// acknowledges the batch: the sequence number the next new segment will
+// take, the size of every active segment, and every acknowledged mark. A
+// record cut short by a crash has a wrong length or checksum and is
+// ignored. Open brings the plain segments back to the last checkpoint: it
+// removes those created after it and cuts the active ones back to the
+// sizes it gives, so that after any crash the store holds exactly the
+// lines of the acknowledged requests (a batch fsynced whose record was
+// not is undone) and Marks returns exactly their marks. Segments are
+// sealed, compressed and indexed only after a checkpoint covers them. A
+// failed batch is rolled back with its marks; if a segment or the log
+// cannot be cut back, the store fails every later batch until it is
+// reopened. Cost: one record (about 100 bytes per active segment and
+// mark) and, in SyncBatch, one more fsync per batch. In SyncInterval and
+// SyncNever the record is not fsynced: the unit holds across a process
+// crash, not a power loss.
 //
 // New files and directories are fsynced into their parent outside
 // SyncNever. Compression always writes a .tmp, fsyncs it, renames it and

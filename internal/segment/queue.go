@@ -21,6 +21,8 @@ type batch struct {
 	lines int64
 	reqs  int
 	res   *result
+	// marks are the requests' marks, latest per key; nil if none.
+	marks map[string]int64
 }
 
 func newBatch() *batch {

@@ -28,15 +28,23 @@ import (
 //     sidecar is missing or does not match it is returned in unindexed
 //     (only with Options.IndexLines), to be reindexed.
 //
+// With a checkpoint (DIR/.checkpoint, see Options.Checkpoint), plain
+// segments are first brought back to it: one created after it is removed,
+// one it lists as active is cut to the size it gives. The checkpoint is
+// returned.
+//
 // Directories changed are fsynced. The next sequence number is one more
 // than the largest found, whatever the file's kind.
-func (s *Store) recover() (sealed, unindexed []string, err error) {
+func (s *Store) recover() (sealed, unindexed []string, cp *checkpointState, err error) {
 	if err := s.migrate(); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
+	}
+	if cp, err = readCheckpoint(s.root); err != nil {
+		return nil, nil, nil, err
 	}
 	days, err := scanDir(s.root)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	var maxSeq uint64
 	found := false
@@ -52,7 +60,7 @@ func (s *Store) recover() (sealed, unindexed []string, err error) {
 			switch f.kind {
 			case kindTmp:
 				if err := s.root.Remove(name); err != nil {
-					return nil, nil, fmt.Errorf("cannot remove leftover temporary file: %w", err)
+					return nil, nil, nil, fmt.Errorf("cannot remove leftover temporary file: %w", err)
 				}
 				s.log.Info("removed leftover temporary file", "file", s.path(name))
 				changed = true
@@ -60,19 +68,29 @@ func (s *Store) recover() (sealed, unindexed []string, err error) {
 				// files are sorted by (seq, kind): a .zst follows its .ndjson.
 				if i+1 < len(d.files) && d.files[i+1].seq == f.seq && d.files[i+1].kind == kindZstd {
 					if err := s.root.Remove(name); err != nil {
-						return nil, nil, fmt.Errorf("cannot remove compressed segment's plain copy: %w", err)
+						return nil, nil, nil, fmt.Errorf("cannot remove compressed segment's plain copy: %w", err)
 					}
 					s.log.Info("removed plain segment already compressed", "file", s.path(name))
 					changed = true
 					continue
 				}
+				if cp != nil {
+					removed, err := s.toCheckpoint(cp, d.dir, f.seq, name)
+					if err != nil {
+						return nil, nil, nil, err
+					}
+					if removed {
+						changed = true
+						continue
+					}
+				}
 				size, err := s.repair(name)
 				if err != nil {
-					return nil, nil, err
+					return nil, nil, nil, err
 				}
 				if size == 0 {
 					if err := s.root.Remove(name); err != nil {
-						return nil, nil, fmt.Errorf("cannot remove empty segment: %w", err)
+						return nil, nil, nil, fmt.Errorf("cannot remove empty segment: %w", err)
 					}
 					s.log.Info("removed segment without a complete line", "file", s.path(name))
 					changed = true
@@ -85,7 +103,7 @@ func (s *Store) recover() (sealed, unindexed []string, err error) {
 			case kindZstd:
 				fi, err := s.root.Stat(name)
 				if err != nil {
-					return nil, nil, fmt.Errorf("cannot stat segment: %w", err)
+					return nil, nil, nil, fmt.Errorf("cannot stat segment: %w", err)
 				}
 				s.c.segments.Add(1)
 				s.c.segmentBytes.Add(fi.Size())
@@ -106,7 +124,7 @@ func (s *Store) recover() (sealed, unindexed []string, err error) {
 				continue
 			}
 			if err := s.root.Remove(d.dir + "/" + sc); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return nil, nil, fmt.Errorf("cannot remove leftover segment index: %w", err)
+				return nil, nil, nil, fmt.Errorf("cannot remove leftover segment index: %w", err)
 			}
 			changed = true
 		}
@@ -118,14 +136,14 @@ func (s *Store) recover() (sealed, unindexed []string, err error) {
 		}
 		if changed {
 			if err := syncDir(s.root, d.dir); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 		}
 	}
 	if found {
 		s.w.nextSeq = maxSeq + 1
 	}
-	return sealed, unindexed, nil
+	return sealed, unindexed, cp, nil
 }
 
 // migrate moves the day directories of the layout before tenants
@@ -253,4 +271,62 @@ func (s *Store) repair(name string) (int64, error) {
 	}
 	s.log.Warn("truncated torn segment tail", "file", s.path(name), "old_size", size, "new_size", end)
 	return end, nil
+}
+
+// toCheckpoint brings the plain segment name (number seq, in dir) back to
+// checkpoint cp: it removes it, with its metadata, if it was created after
+// cp, or cuts it to the size cp gives it, fsynced. It reports whether it
+// removed the file.
+func (s *Store) toCheckpoint(cp *checkpointState, dir string, seq uint64, name string) (removed bool, err error) {
+	fi, err := s.root.Stat(name)
+	if err != nil {
+		return false, fmt.Errorf("cannot stat segment: %w", err)
+	}
+	remove, keep, short := cp.applyCheckpoint(name, seq, fi.Size())
+	switch {
+	case remove:
+		if err := s.root.Remove(name); err != nil {
+			return false, fmt.Errorf("cannot remove segment written after the checkpoint: %w", err)
+		}
+		s.root.Remove(dir + "/" + metaName(seq))
+		s.log.Info("removed segment written after the last checkpoint", "file", s.path(name), "size", fi.Size())
+		return true, nil
+	case short:
+		s.log.Error("segment is shorter than the checkpoint says: acknowledged lines are missing", "file", s.path(name), "size", fi.Size(), "checkpoint_size", cp.Active[name])
+	case keep < fi.Size():
+		f, err := s.root.OpenFile(name, os.O_RDWR, 0)
+		if err != nil {
+			return false, fmt.Errorf("cannot open segment: %w", err)
+		}
+		err = f.Truncate(keep)
+		if err == nil {
+			err = f.Sync()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return false, fmt.Errorf("cannot cut segment %s back to the checkpoint: %w", name, err)
+		}
+		s.log.Info("cut segment back to the last checkpoint", "file", s.path(name), "old_size", fi.Size(), "new_size", keep)
+	}
+	return false, nil
+}
+
+// startCheckpoints starts keeping checkpoints after recovery: it rewrites
+// DIR/.checkpoint as one record (no active segment: Open sealed them all)
+// with cp's marks, and makes them the store's marks.
+func (s *Store) startCheckpoints(cp *checkpointState) error {
+	st := checkpointState{NextSeq: s.w.nextSeq, Active: map[string]int64{}, Marks: map[string]int64{}}
+	if cp != nil {
+		st.Marks = marksCopy(cp.Marks)
+	}
+	l, err := rewriteCheckpoint(s.root, &st)
+	if err != nil {
+		return err
+	}
+	s.w.ckpt = l
+	s.w.ckState.Active = map[string]int64{}
+	s.marks = st.Marks
+	return nil
 }

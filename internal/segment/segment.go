@@ -119,6 +119,13 @@ type Options struct {
 	// MaxQueueBytes bounds the bytes enqueued and not yet acknowledged,
 	// including the batch being written; default 64 MiB. See Append.
 	MaxQueueBytes int64
+	// Checkpoint makes the store keep a checkpoint (DIR/.checkpoint) with
+	// every batch, so that the marks requests carry (EnqueueMarked) and the
+	// lines are one atomic unit: after a crash, Open cuts the segments back
+	// to the last checkpoint and Marks returns its marks. See the package
+	// doc ("Checkpoints"). A store whose DIR has a checkpoint keeps them
+	// whatever this says.
+	Checkpoint bool
 	// NoCompress leaves sealed segments as plain .ndjson instead of
 	// compressing them with zstd in the background.
 	NoCompress bool
@@ -161,6 +168,9 @@ type Options struct {
 	// testBeforeAck, if set, is called by the writer once a batch is
 	// written (and fsynced), before it is acknowledged.
 	testBeforeAck func()
+	// testCheckpoint, if set, is called before each checkpoint record is
+	// written; an error it returns fails the record as a write would.
+	testCheckpoint func() error
 	// testWrite, if set, replaces f.Write for segment data; tests inject
 	// short writes and errors with it.
 	testWrite func(f *os.File, p []byte) (int, error)
@@ -293,6 +303,10 @@ type Store struct {
 
 	closeOnce sync.Once
 	closeErr  error
+
+	// marks are the acknowledged marks (see Mark); nil without checkpoints.
+	marksMu sync.Mutex
+	marks   map[string]int64
 }
 
 // Open opens the store in dir, creating dir if needed, and starts its
@@ -339,7 +353,10 @@ func Open(dir string, o Options) (*Store, error) {
 	}
 	s.comp = newCompressor(root, dir, s.log, &s.c, compressDelay, removeDelay, o.IndexLines, o.IndexNumbers)
 	s.w.init(s)
-	sealed, unindexed, err := s.recover()
+	sealed, unindexed, cp, err := s.recover()
+	if err == nil && (cp != nil || o.Checkpoint) {
+		err = s.startCheckpoints(cp)
+	}
 	if err != nil {
 		unlock()
 		root.Close()
@@ -457,6 +474,17 @@ func (p *Pending) Done() bool {
 //   - ErrClosed: Close has started.
 //   - ctx's error, if ctx is done before the request is enqueued.
 func (s *Store) Enqueue(ctx context.Context, recs []Group, wait bool) (*Pending, error) {
+	return s.EnqueueMarked(ctx, recs, nil, wait)
+}
+
+// EnqueueMarked is Enqueue with marks: once the request is acknowledged,
+// its lines and its marks are stored as one atomic unit (see Mark). A
+// request may carry marks and no lines. Without checkpoints (Options.
+// Checkpoint) a request with marks fails with ErrInvalid.
+func (s *Store) EnqueueMarked(ctx context.Context, recs []Group, marks []Mark, wait bool) (*Pending, error) {
+	if len(marks) > 0 && !s.Checkpointed() {
+		return nil, fmt.Errorf("cannot store marks: the store keeps no checkpoints: %w", ErrInvalid)
+	}
 	var n, lines int64
 	var countBuf [8]int64
 	counts := countBuf[:0] // lines per group
@@ -483,7 +511,7 @@ func (s *Store) Enqueue(ctx context.Context, recs []Group, wait bool) (*Pending,
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	res, err := s.enqueue(ctx, recs, counts, n, lines, wait)
+	res, err := s.enqueue(ctx, recs, marks, counts, n, lines, wait)
 	if err != nil {
 		return nil, err
 	}
@@ -496,14 +524,14 @@ var newline = []byte{'\n'}
 // the last pending batch,
 // or a new one, and wakes the writer; with wait it first waits for room.
 // It returns the batch's result, or nil when there is nothing to write.
-func (s *Store) enqueue(ctx context.Context, recs []Group, counts []int64, n, lines int64, wait bool) (*result, error) {
+func (s *Store) enqueue(ctx context.Context, recs []Group, marks []Mark, counts []int64, n, lines int64, wait bool) (*result, error) {
 	s.mu.Lock()
 	for {
 		if s.closed {
 			s.mu.Unlock()
 			return nil, ErrClosed
 		}
-		if n == 0 {
+		if n == 0 && len(marks) == 0 {
 			s.mu.Unlock()
 			return nil, nil
 		}
@@ -537,6 +565,12 @@ func (s *Store) enqueue(ctx context.Context, recs []Group, counts []int64, n, li
 		s.pending = append(s.pending, b)
 	}
 	s.addLocked(b, recs, counts)
+	for _, m := range marks {
+		if b.marks == nil {
+			b.marks = make(map[string]int64, len(marks))
+		}
+		b.marks[m.Key] = m.Value
+	}
 	b.bytes += n
 	b.lines += lines
 	b.reqs++

@@ -33,15 +33,19 @@ func TestBenchLines(t *testing.T) {
 }
 
 // BenchmarkAppend measures Append throughput with 64 KiB requests of
-// 100-byte lines, from 1 and 8 goroutines, without and with fsync. With
-// SyncBatch, reqs/batch shows how many requests share one fsync.
+// 100-byte lines, from 1 and 8 goroutines, without and with fsync, and
+// with checkpoints (each request marked, as spate consume marks them:
+// one more record and fsync per batch). With SyncBatch, reqs/batch shows
+// how many requests share one fsync.
 func BenchmarkAppend(b *testing.B) {
 	lines := benchLines(64 << 10)
-	for _, mode := range []SyncMode{SyncNever, SyncBatch} {
+	for _, mode := range []string{"never", "batch", "batch+checkpoint"} {
 		for _, workers := range []int{1, 8} {
 			b.Run(fmt.Sprintf("sync=%s/goroutines=%d", mode, workers), func(b *testing.B) {
 				logger, _ := testLogger()
-				s, err := Open(b.TempDir(), Options{Sync: mode, Logger: logger, NoCompress: true})
+				sm, _ := ParseSyncMode(strings.TrimSuffix(mode, "+checkpoint"))
+				ckpt := strings.HasSuffix(mode, "+checkpoint")
+				s, err := Open(b.TempDir(), Options{Sync: sm, Logger: logger, NoCompress: true, Checkpoint: ckpt})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -51,10 +55,19 @@ func BenchmarkAppend(b *testing.B) {
 				b.ResetTimer()
 				var next atomic.Int64
 				var wg sync.WaitGroup
-				for range workers {
+				for w := range workers {
 					wg.Go(func() {
-						for next.Add(1) <= int64(b.N) {
-							if err := s.Append(context.Background(), recs); err != nil {
+						key := fmt.Sprint("topic/", w)
+						for i := next.Add(1); i <= int64(b.N); i = next.Add(1) {
+							var marks []Mark
+							if ckpt {
+								marks = []Mark{{key, i}}
+							}
+							p, err := s.EnqueueMarked(context.Background(), recs, marks, true)
+							if err == nil {
+								err = p.Wait(context.Background())
+							}
+							if err != nil {
 								b.Error(err)
 								return
 							}

@@ -20,6 +20,15 @@ type writer struct {
 	touched  []*segment // segments written in the current batch
 	retiring []*segment // segments rotated out during the current batch
 	closeErr error
+
+	// ckpt is the checkpoint log, nil without checkpoints; ckState is the
+	// record being built. broken, once set, fails every later batch: a
+	// segment or the log could not be cut back after a failed batch, so
+	// only a reopen (which cuts back to the last checkpoint) can restore
+	// the guarantee.
+	ckpt    *checkpointLog
+	ckState checkpointState
+	broken  error
 }
 
 // partKey names a partition: a tenant's day.
@@ -103,6 +112,9 @@ func (s *Store) run() {
 		errs = append(errs, w.seal(seg, true, false))
 	}
 	clear(w.active)
+	if w.ckpt != nil {
+		errs = append(errs, w.ckpt.close())
+	}
 	w.closeErr = errors.Join(errs...)
 }
 
@@ -116,6 +128,12 @@ func (w *writer) writeBatch(b *batch) {
 	}
 	if s.o.testBeforeBatch != nil {
 		s.o.testBeforeBatch()
+	}
+	if w.broken != nil {
+		s.c.batches.Add(1)
+		s.c.writeErrors.Add(1)
+		s.finish(b, fmt.Errorf("segment store must be reopened after a failed rollback: %w", w.broken))
+		return
 	}
 	now := s.o.Now()
 	w.gen++
@@ -132,6 +150,9 @@ func (w *writer) writeBatch(b *batch) {
 	t1 := time.Now()
 	if err == nil && s.o.Sync == SyncBatch {
 		err = w.syncTouched()
+	}
+	if err == nil && w.ckpt != nil {
+		err = w.writeCheckpoint(b)
 	}
 	t2 := time.Now()
 	if s.o.testBeforeAck != nil {
@@ -338,6 +359,9 @@ func (w *writer) rollback() {
 		if seg.size != seg.before {
 			if err := seg.f.Truncate(seg.before); err != nil {
 				s.log.Error("cannot roll back segment after a failed batch", "file", s.path(seg.name), "size", seg.size, "want_size", seg.before, "err", err)
+				if w.ckpt != nil {
+					w.broken = fmt.Errorf("cannot roll back segment %s: %w", seg.name, err)
+				}
 			} else {
 				s.c.segmentBytes.Add(seg.before - seg.size)
 				seg.size = seg.before
@@ -355,6 +379,15 @@ func (w *writer) rollback() {
 func (w *writer) seal(seg *segment, sync, compress bool) error {
 	s := w.s
 	w.detach(seg)
+	if w.broken != nil {
+		// seg may hold lines of a failed batch: leave it to the next
+		// Open, which cuts it back to the checkpoint.
+		if seg.meta != nil {
+			seg.meta.f.Close()
+			seg.meta = nil
+		}
+		return seg.f.Close()
+	}
 	var err error
 	if sync {
 		err = w.sync(seg)
