@@ -77,7 +77,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return usageError{err}
 	})
-	root.AddCommand(newQueryCmd(), newServeCmd(), newGetCmd(), newGenCmd(), newBenchCmd(), newDemoCmd(), newIndexCmd())
+	root.AddCommand(newQueryCmd(), newServeCmd(), newConsumeCmd(), newGetCmd(), newGenCmd(), newBenchCmd(), newDemoCmd(), newIndexCmd())
 	return root
 }
 

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/spate-io/spate/internal/fileserve"
 	"github.com/spate-io/spate/internal/ingest"
@@ -37,8 +39,7 @@ type serveOpts struct {
 	kafkaBrokers  string
 	kafkaTopic    string
 	kafkaCreate   int
-	kafkaSec      kafka.Security
-	kafkaPassFile string
+	kafkaSec      kafkaSecFlags
 	fsync         string
 	fsyncInterval time.Duration
 	maxRequest    sizeFlag
@@ -285,11 +286,7 @@ Examples:
 	fl.StringVar(&o.listen, "listen", "127.0.0.1:9428", "address of the API (host:port; port 0 picks a free one)")
 	fl.StringVar(&o.kafkaBrokers, "kafka-brokers", "", "make this server a gateway: produce the lines it takes to Kafka (HOST:PORT,...) instead of storing them, answering once Kafka has them (acks=all, idempotent); needs --kafka-topic, excludes --data")
 	fl.StringVar(&o.kafkaTopic, "kafka-topic", "", "the topic --kafka-brokers produces to; records are keyed by _stream. A missing topic stops serve at start, unless --kafka-create-topic")
-	fl.BoolVar(&o.kafkaSec.TLS, "kafka-tls", false, "reach the brokers over TLS (verified against the system's roots, or --kafka-tls-ca)")
-	fl.StringVar(&o.kafkaSec.CAFile, "kafka-tls-ca", "", "PEM file of the CA certificates that sign the brokers' (implies --kafka-tls)")
-	fl.StringVar(&o.kafkaSec.SASL, "kafka-sasl", "", "SASL mechanism: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512, with --kafka-sasl-user and --kafka-sasl-password-file")
-	fl.StringVar(&o.kafkaSec.User, "kafka-sasl-user", "", "SASL user name")
-	fl.StringVar(&o.kafkaPassFile, "kafka-sasl-password-file", "", "file whose first line is the SASL password (not a flag value, which ps would show)")
+	o.kafkaSec.add(fl)
 	fl.IntVar(&o.kafkaCreate, "kafka-create-topic", 0, "create a missing --kafka-topic with this many partitions (the brokers' default replication)")
 	fl.StringVar(&o.syslogTCP, "syslog-tcp", "", "also take syslog over TCP on this address, e.g. 127.0.0.1:514 (RFC 5424 and RFC 3164, octet counting or newline framing; default: off)")
 	fl.StringVar(&o.syslogUDP, "syslog-udp", "", "also take syslog over UDP on this address (one or more messages a datagram; dropped and counted when storage falls behind; default: off)")
@@ -356,19 +353,9 @@ func runServe(ctx context.Context, o *serveOpts, stderr io.Writer) error {
 	if o.maxQueries < 0 {
 		return usagef("--max-concurrent-queries: want 0 (the default) or more, got %d", o.maxQueries)
 	}
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
-		return usagef("--log-level: %v", err)
-	}
-	hopts := &slog.HandlerOptions{Level: level}
-	var log *slog.Logger
-	switch o.logFormat {
-	case "text":
-		log = slog.New(slog.NewTextHandler(stderr, hopts))
-	case "json":
-		log = slog.New(slog.NewJSONHandler(stderr, hopts))
-	default:
-		return usagef("--log-format: want text or json, got %q", o.logFormat)
+	log, err := newLogger(o.logFormat, o.logLevel, stderr)
+	if err != nil {
+		return err
 	}
 	var tokens []server.AuthToken
 	if o.tokenFile != "" {
@@ -411,22 +398,10 @@ func runServe(ctx context.Context, o *serveOpts, stderr io.Writer) error {
 		Logger:               log,
 	}
 	if o.kafkaBrokers != "" {
-		var brokers []string
-		for b := range strings.SplitSeq(o.kafkaBrokers, ",") {
-			if b = strings.TrimSpace(b); b != "" {
-				brokers = append(brokers, b)
-			}
-		}
-		if o.kafkaPassFile != "" {
-			b, err := os.ReadFile(o.kafkaPassFile)
-			if err != nil {
-				return fmt.Errorf("cannot read --kafka-sasl-password-file: %w", err)
-			}
-			o.kafkaSec.Password, _, _ = strings.Cut(strings.TrimRight(string(b), "\r\n"), "\n")
-		}
-		kopts, err := o.kafkaSec.Opts()
+		brokers := splitBrokers(o.kafkaBrokers)
+		kopts, err := o.kafkaSec.opts()
 		if err != nil {
-			return usagef("%v", err)
+			return err
 		}
 		if cfg.Kafka, err = kafka.NewProducer(kafka.Config{Brokers: brokers, Topic: o.kafkaTopic, Opts: kopts}); err != nil {
 			return err
@@ -478,6 +453,64 @@ func runServe(ctx context.Context, o *serveOpts, stderr io.Writer) error {
 	fmt.Fprintf(stderr, "spate serve: listening on http://%s\n", ln.Addr())
 	log.Info("serving", "addr", ln.Addr().String(), "data", o.data, "fsync", sync.String(), "auth", len(tokens) > 0)
 	return srv.Serve(ctx, ln, admin)
+}
+
+// newLogger returns the logger of --log-format and --log-level, writing
+// to stderr.
+func newLogger(format, level string, stderr io.Writer) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, usagef("--log-level: %v", err)
+	}
+	hopts := &slog.HandlerOptions{Level: lv}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(stderr, hopts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(stderr, hopts)), nil
+	}
+	return nil, usagef("--log-format: want text or json, got %q", format)
+}
+
+// kafkaSecFlags are the flags that reach a secured Kafka cluster.
+type kafkaSecFlags struct {
+	sec      kafka.Security
+	passFile string
+}
+
+func (k *kafkaSecFlags) add(fl *pflag.FlagSet) {
+	fl.BoolVar(&k.sec.TLS, "kafka-tls", false, "reach the brokers over TLS (verified against the system's roots, or --kafka-tls-ca)")
+	fl.StringVar(&k.sec.CAFile, "kafka-tls-ca", "", "PEM file of the CA certificates that sign the brokers' (implies --kafka-tls)")
+	fl.StringVar(&k.sec.SASL, "kafka-sasl", "", "SASL mechanism: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512, with --kafka-sasl-user and --kafka-sasl-password-file")
+	fl.StringVar(&k.sec.User, "kafka-sasl-user", "", "SASL user name")
+	fl.StringVar(&k.passFile, "kafka-sasl-password-file", "", "file whose first line is the SASL password (not a flag value, which ps would show)")
+}
+
+// opts reads the password file, if any, and returns franz-go's options.
+func (k *kafkaSecFlags) opts() ([]kgo.Opt, error) {
+	if k.passFile != "" {
+		b, err := os.ReadFile(k.passFile)
+		if err != nil {
+			return nil, fmt.Errorf("cannot read --kafka-sasl-password-file: %w", err)
+		}
+		k.sec.Password, _, _ = strings.Cut(strings.TrimRight(string(b), "\r\n"), "\n")
+	}
+	opts, err := k.sec.Opts()
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	return opts, nil
+}
+
+// splitBrokers splits a --kafka-brokers list.
+func splitBrokers(list string) []string {
+	var brokers []string
+	for b := range strings.SplitSeq(list, ",") {
+		if b = strings.TrimSpace(b); b != "" {
+			brokers = append(brokers, b)
+		}
+	}
+	return brokers
 }
 
 // readTokens reads the --auth-token-file at path: one token a line, with

@@ -44,11 +44,18 @@ func startServe(t *testing.T, dir string, args ...string) *serveChild {
 // startServeArgs is startServe with all of serve's flags given.
 func startServeArgs(t *testing.T, args ...string) *serveChild {
 	t.Helper()
+	return startCommand(t, "serve", args...)
+}
+
+// startCommand runs `spate sub --listen 127.0.0.1:0 --log-level warn
+// args...` (serve or consume) and waits until it says where it listens.
+func startCommand(t *testing.T, sub string, args ...string) *serveChild {
+	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	args = append([]string{"serve", "--listen", "127.0.0.1:0", "--log-level", "warn"}, args...)
+	args = append([]string{sub, "--listen", "127.0.0.1:0", "--log-level", "warn"}, args...)
 	cmd := exec.Command(exe, args...)
 	cmd.Env = append(os.Environ(), mainEnv+"=1")
 	pipe, err := cmd.StderrPipe()
@@ -65,7 +72,7 @@ func startServeArgs(t *testing.T, args ...string) *serveChild {
 		sc := bufio.NewScanner(pipe)
 		for sc.Scan() {
 			line := sc.Text()
-			if u, ok := strings.CutPrefix(line, "spate serve: listening on "); ok {
+			if u, ok := strings.CutPrefix(line, "spate "+sub+": listening on "); ok {
 				urlc <- u
 			}
 			c.mu.Lock()
@@ -77,10 +84,10 @@ func startServeArgs(t *testing.T, args ...string) *serveChild {
 	case c.url = <-urlc:
 	case <-c.done:
 		cmd.Wait()
-		t.Fatalf("serve exited before listening:\n%s", c.log())
+		t.Fatalf("%s exited before listening:\n%s", sub, c.log())
 	case <-time.After(20 * time.Second):
 		cmd.Process.Kill()
-		t.Fatalf("serve did not start:\n%s", c.log())
+		t.Fatalf("%s did not start:\n%s", sub, c.log())
 	}
 	return c
 }

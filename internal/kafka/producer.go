@@ -3,9 +3,8 @@
 // ingest.Sink that produces the lines the ingest pipeline has checked to a
 // topic, and acknowledges them only once Kafka has acknowledged every
 // record (acks=all, idempotent producer: franz-go's defaults); spate serve
-// --kafka-brokers --kafka-topic runs it. The storage node (a consumer
-// group writing partitions into segments) and the query fan-out are still
-// to come.
+// --kafka-brokers --kafka-topic runs it. consumer.go is the storage
+// node's side (spate consume).
 package kafka
 
 import (
@@ -227,19 +226,23 @@ var ErrNoTopic = errors.New("the topic does not exist")
 // does not answer within ctx returns ctx's error (callers may start
 // anyway: records wait for the cluster, and /readyz says it is down).
 func (p *Producer) EnsureTopic(ctx context.Context, partitions int32) error {
-	adm := kadm.NewClient(p.cl)
-	topics, err := adm.ListTopics(ctx, p.topic)
+	return ensureTopic(ctx, p.cl, p.topic, partitions)
+}
+
+func ensureTopic(ctx context.Context, cl *kgo.Client, topic string, partitions int32) error {
+	adm := kadm.NewClient(cl)
+	topics, err := adm.ListTopics(ctx, topic)
 	if err != nil {
 		return fmt.Errorf("cannot list Kafka topics: %w", err)
 	}
-	if t, ok := topics[p.topic]; ok && t.Err == nil {
+	if t, ok := topics[topic]; ok && t.Err == nil {
 		return nil
 	}
 	if partitions <= 0 {
-		return fmt.Errorf("%w: %q", ErrNoTopic, p.topic)
+		return fmt.Errorf("%w: %q", ErrNoTopic, topic)
 	}
-	if _, err := adm.CreateTopic(ctx, partitions, -1, nil, p.topic); err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
-		return fmt.Errorf("cannot create the Kafka topic %q: %w", p.topic, err)
+	if _, err := adm.CreateTopic(ctx, partitions, -1, nil, topic); err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+		return fmt.Errorf("cannot create the Kafka topic %q: %w", topic, err)
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -145,41 +146,40 @@ func TestCheckpointBadFile(t *testing.T) {
 }
 
 // TestCheckpointWriteError: a checkpoint that cannot be written fails its
-// batch, which is rolled back with its marks; the store goes on.
+// batch, which is rolled back with its marks, and every later one until
+// the store is reopened (a later mark must not pass the lost lines).
 func TestCheckpointWriteError(t *testing.T) {
 	dir := t.TempDir()
-	var fail sync.Mutex
-	failing := false
+	var failing atomic.Bool
 	s := openStore(t, dir, Options{Checkpoint: true, NoCompress: true, testCheckpoint: func() error {
-		fail.Lock()
-		defer fail.Unlock()
-		if failing {
+		if failing.Load() {
 			return errors.New("injected checkpoint error")
 		}
 		return nil
 	}})
 	mustMark(t, s, []Mark{{"p", 1}}, "2026-11-22", "one\n")
-	fail.Lock()
-	failing = true
-	fail.Unlock()
+	failing.Store(true)
 	err := s.Append(context.Background(), groups("2026-11-22", "fails\n"))
 	if err == nil || !strings.Contains(err.Error(), "injected checkpoint error") {
 		t.Fatalf("got %v, want the injected error", err)
 	}
-	fail.Lock()
-	failing = false
-	fail.Unlock()
+	failing.Store(false)
+	err = s.Append(context.Background(), groups("2026-11-22", "after the failure\n"))
+	if err == nil || !strings.Contains(err.Error(), "must be reopened") {
+		t.Fatalf("got %v, want the store to refuse until reopened", err)
+	}
 	if got := s.Marks(); got["p"] != 1 {
 		t.Fatalf("got marks %v after a failed checkpoint", got)
 	}
-	mustMark(t, s, []Mark{{"p", 2}}, "2026-11-22", "two\n")
 	s.Close()
+	s2 := openStore(t, dir, Options{})
+	if got := s2.Marks(); got["p"] != 1 {
+		t.Fatalf("after reopen: got marks %v", got)
+	}
+	mustMark(t, s2, []Mark{{"p", 2}}, "2026-11-22", "two\n")
+	s2.Close()
 	if got := readDays(t, dir)["2026-11-22"]; got != "one\ntwo\n" {
 		t.Fatalf("got %q", got)
-	}
-	s2 := openStore(t, dir, Options{})
-	if got := s2.Marks(); got["p"] != 2 {
-		t.Fatalf("after reopen: got marks %v", got)
 	}
 }
 

@@ -97,9 +97,9 @@
 // lines of the acknowledged requests (a batch fsynced whose record was
 // not is undone) and Marks returns exactly their marks. Segments are
 // sealed, compressed and indexed only after a checkpoint covers them. A
-// failed batch is rolled back with its marks; if a segment or the log
-// cannot be cut back, the store fails every later batch until it is
-// reopened. Cost: one record (about 100 bytes per active segment and
+// failed batch is rolled back with its marks, and the store fails every
+// later batch until it is reopened: requests with marks form a sequence,
+// and a later mark must not pass lines that were lost. Cost: one record (about 100 bytes per active segment and
 // mark) and, in SyncBatch, one more fsync per batch. In SyncInterval and
 // SyncNever the record is not fsynced: the unit holds across a process
 // crash, not a power loss.

@@ -164,6 +164,11 @@ func (w *writer) writeBatch(b *batch) {
 		s.c.writeErrors.Add(1)
 		s.log.Error("cannot write segment batch; failing its requests", "requests", b.reqs, "bytes", b.bytes, "err", err)
 		w.rollback()
+		if w.ckpt != nil && w.broken == nil {
+			// Requests with marks form a sequence: a later batch must not
+			// store a mark past the lines of this one.
+			w.broken = err
+		}
 	} else {
 		s.c.linesWritten.Add(b.lines)
 		s.c.bytesWritten.Add(b.bytes)

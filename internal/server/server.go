@@ -110,6 +110,12 @@ type Config struct {
 	// of its lines. It excludes DataDir: a gateway stores nothing itself
 	// and answers no queries. Close closes it.
 	Kafka *kafka.Producer
+	// NoInsert serves no /insert endpoints: a storage node (spate
+	// consume) takes its lines from Kafka only, and answers queries.
+	NoInsert bool
+	// Ready, if set, is one more check of /readyz (a storage node's
+	// Kafka): an error makes it 503 with the error.
+	Ready func(context.Context) error
 	// Logger; nil means slog.Default().
 	Logger *slog.Logger
 	// Now returns the ingestion time of lines without one; nil: time.Now.
@@ -282,6 +288,14 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
+// Store returns the data directory's store, nil without one. Lines
+// appended to it directly (spate consume does) are served like any other.
+func (s *Server) Store() *segment.Store { return s.store }
+
+// MustRegister adds collectors to the server's /metrics; it panics on a
+// name already registered, as prometheus.Registry.MustRegister does.
+func (s *Server) MustRegister(cs ...prometheus.Collector) { s.m.reg.MustRegister(cs...) }
+
 // Handler returns the public API: ingestion, health and metrics.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
@@ -294,7 +308,7 @@ func (s *Server) Handler() http.Handler {
 	if s.uploads != nil {
 		mux.Handle("/uploads/", s.route("/uploads/", s.uploads.ServeHTTP))
 	}
-	if s.store != nil || s.cfg.Kafka != nil {
+	if (s.store != nil || s.cfg.Kafka != nil) && !s.cfg.NoInsert {
 		s.insertRoutes(mux)
 	}
 	if s.store != nil {
@@ -474,9 +488,6 @@ func (s *Server) queueFull() bool {
 	return s.store != nil && s.store.Stats().QueueBytes >= s.cfg.Segment.MaxQueueBytes
 }
 
-// Store returns the segment store, for tests and stats.
-func (s *Server) Store() *segment.Store { return s.store }
-
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	fmt.Fprintln(w, "ok")
@@ -497,6 +508,15 @@ func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 		if err := k.Ping(ctx); err != nil {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			fmt.Fprintf(w, "kafka: no broker answers: %v\n", err)
+			return
+		}
+	}
+	if s.cfg.Ready != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if err := s.cfg.Ready(ctx); err != nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintf(w, "not ready: %v\n", err)
 			return
 		}
 	}

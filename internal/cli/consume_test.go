@@ -1,0 +1,224 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+)
+
+// TestConsumeCluster runs a gateway and storage nodes against kfake (see
+// clusterTest).
+func TestConsumeCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	t.Setenv(mainEnv, "1")
+	c, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	clusterTest(t, strings.Join(c.ListenAddrs(), ","))
+}
+
+// TestConsumeClusterRealBroker is TestConsumeCluster against a real
+// Apache Kafka broker (SPATE_KAFKA=HOST:PORT; .ci/run starts one).
+func TestConsumeClusterRealBroker(t *testing.T) {
+	addr := os.Getenv("SPATE_KAFKA")
+	if addr == "" {
+		t.Skip("SPATE_KAFKA unset: no real broker")
+	}
+	t.Setenv(mainEnv, "1")
+	clusterTest(t, addr)
+}
+
+// clusterTest: a gateway (serve --kafka-brokers) takes numbered lines
+// into a new topic of 4 partitions while two storage nodes (spate consume)
+// store them; mid-run one node is killed with SIGKILL and restarted, and a
+// third node joins. Afterwards every acknowledged line is stored exactly
+// once across the nodes, each node answers queries on its share, and the
+// nodes' stats add up to the lines sent.
+func clusterTest(t *testing.T, brokers string) {
+	topic := fmt.Sprintf("spate-cluster-%d", rand.Uint32())
+	gw := startServeArgs(t, "--kafka-brokers", brokers, "--kafka-topic", topic, "--kafka-create-topic", "4")
+	defer gw.stop(t, syscall.SIGTERM)
+	node := func(name, dir string) *serveChild {
+		return startCommand(t, "consume", "--kafka-brokers", brokers, "--kafka-topic", topic, "--group", "g-"+topic,
+			"--data", dir, "--instance-id", name, "--session-timeout", "20s", "--compress-delay", "0", "--log-level", "info",
+			// Only rebalances commit: a killed node never has its last
+			// batches committed, and must resume from its store.
+			"--commit-interval", "1h")
+	}
+	dirs := []string{t.TempDir(), t.TempDir(), t.TempDir()}
+	nodes := []*serveChild{node("a", dirs[0]), node("b", dirs[1])}
+
+	const requests, per = 120, 100
+	sent := 0
+	var restarted *serveChild
+	send := func() {
+		var b strings.Builder
+		for range per {
+			fmt.Fprintf(&b, `{"app":"a%d","seq":%d,"_msg":"line %d"}`+"\n", sent%7, sent, sent)
+			sent++
+		}
+		resp, err := http.Post(gw.url+"/insert/jsonline?_stream_fields=app", "application/x-ndjson", strings.NewReader(b.String()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("request at seq %d: %d", sent, resp.StatusCode)
+		}
+	}
+	// settled waits, sending, until the group has given out all 4
+	// partitions and every node has some.
+	settled := func() {
+		t.Helper()
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			owned, idle := 0, false
+			for _, nd := range nodes {
+				n := metricValue(t, nd.url, "spate_kafka_partitions_owned")
+				owned += n
+				idle = idle || n == 0
+			}
+			if owned == 4 && !idle {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the nodes own %d of 4 partitions after 60 s", owned)
+			}
+			send()
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	for r := range requests {
+		send()
+		time.Sleep(5 * time.Millisecond)
+		switch r {
+		case requests / 3:
+			// kill -9 mid-run, once the group is settled, and restart
+			// with the same identity within the session timeout.
+			settled()
+			nodes[0].stop(t, syscall.SIGKILL)
+			nodes[0] = node("a", dirs[0])
+			restarted = nodes[0]
+		case 2 * requests / 3:
+			settled()
+			nodes = append(nodes, node("c", dirs[2]))
+		}
+	}
+	settled()
+	total := func() (n int, each []int) {
+		for _, nd := range nodes {
+			rows := vlQuery(t, nd.url, "* | stats count() n", "0", "0")
+			k := 0
+			if len(rows) == 1 {
+				k, _ = strconv.Atoi(rows[0]["n"])
+			}
+			each = append(each, k)
+			n += k
+		}
+		return n, each
+	}
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		n, each := total()
+		if n == sent {
+			t.Logf("%d lines: nodes a, b, c hold %v", sent, each)
+			break
+		}
+		if n > sent {
+			for _, nd := range nodes {
+				t.Log(nd.log())
+			}
+			t.Fatalf("the nodes hold %d lines (%v), more than the %d sent", n, each, sent)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the nodes hold %d of %d lines (%v) after 90 s", n, sent, each)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	seen := make([]int, sent)
+	for i, nd := range nodes {
+		for _, r := range vlQuery(t, nd.url, "* | fields seq", "0", "0") {
+			k, err := strconv.Atoi(r["seq"])
+			if err != nil || k < 0 || k >= sent {
+				t.Fatalf("node %d: row %v", i, r)
+			}
+			seen[k]++
+		}
+	}
+	for k, c := range seen {
+		if c != 1 {
+			t.Fatalf("seq %d stored %d times", k, c)
+		}
+	}
+	// Per-stream counts add up across nodes.
+	byApp := map[string]int{}
+	for _, nd := range nodes {
+		for _, r := range vlQuery(t, nd.url, "* | stats by (app) count() n", "0", "0") {
+			k, _ := strconv.Atoi(r["n"])
+			byApp[r["app"]] += k
+		}
+	}
+	for a := range 7 {
+		want := 0
+		for k := range sent {
+			if k%7 == a {
+				want++
+			}
+		}
+		if got := byApp[fmt.Sprintf("a%d", a)]; got != want {
+			t.Fatalf("app a%d: %d lines across nodes, want %d", a, got, want)
+		}
+	}
+	if !strings.Contains(restarted.log(), "resuming a partition from the store's checkpoint") {
+		t.Errorf("the restarted node did not resume from its checkpoint:\n%s", restarted.log())
+	}
+	// The metrics say what happened.
+	body := httpBody(t, nodes[2].url+"/metrics")
+	if !strings.Contains(body, `spate_kafka_partitions_total{event="assigned"}`) || !strings.Contains(body, "spate_kafka_consumer_lag") {
+		t.Errorf("node c's metrics lack the consumer's:\n%s", body)
+	}
+	for _, nd := range nodes {
+		nd.stop(t, syscall.SIGTERM)
+	}
+}
+
+// metricValue returns the value of an unlabelled metric on url's
+// /metrics, or 0.
+func metricValue(t *testing.T, url, name string) int {
+	t.Helper()
+	body := httpBody(t, url+"/metrics")
+	for _, l := range strings.Split(body, "\n") {
+		if v, ok := strings.CutPrefix(l, name+" "); ok {
+			f, _ := strconv.ParseFloat(v, 64)
+			return int(f)
+		}
+	}
+	return 0
+}
+
+func httpBody(t *testing.T, u string) string {
+	t.Helper()
+	resp, err := http.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
