@@ -85,12 +85,17 @@ var errStop = errors.New("no more rows needed")
 // file order with bounded memory.
 func Run(ctx context.Context, q *Query, inputs []string, cfg fileread.Config, opts Options, sink Sink) (Stats, error) {
 	start := time.Now()
-	if opts.Every > 0 {
+	if opts.Every > 0 || opts.Partial != nil {
 		opts.GroupMemory = -1 // a spilled stats state cannot be read twice
 	}
 	p, err := newPlan(q, opts)
 	if err != nil {
 		return Stats{}, err
+	}
+	if opts.Partial != nil {
+		if _, ok := p.barrier.(*PipeStats); !ok || len(p.post) > 0 || opts.Every > 0 {
+			return Stats{}, fmt.Errorf("cannot run [%s] for a partial state: it must end with its first stats pipe", q)
+		}
 	}
 	e, err := newExecutor(p, cfg, sink)
 	if err != nil {
@@ -651,7 +656,11 @@ func (e *executor) finish() error {
 			}
 		}
 		if err == nil {
-			err = first.flush()
+			if sp, ok := first.(*statsProc); ok && e.p.opts.Partial != nil {
+				err = sp.writePartial(e.p.opts.Partial, sp.approximations())
+			} else {
+				err = first.flush()
+			}
 		}
 	}
 	if errors.Is(err, errStop) {

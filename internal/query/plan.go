@@ -2,6 +2,7 @@ package query
 
 import (
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -44,6 +45,12 @@ type Options struct {
 	// are all count, count_empty, rate, sum_len, sum or avg spill; others
 	// keep every group in memory.
 	GroupMemory int64
+	// Partial, when set, makes Run write the state of the query's stats
+	// pipe to Partial instead of result rows: the part of a query that
+	// one node of several runs (see PlanRemote, Merger.AddPartial). The
+	// query must end with its first pipe that needs every row, a stats
+	// pipe. Groups never spill then.
+	Partial io.Writer
 	// TempDir is where spill files go; empty means os.TempDir().
 	TempDir string
 	// Approx asks for sketches from the start (bounded memory, approximate

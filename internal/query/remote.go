@@ -1,0 +1,695 @@
+package query
+
+// Queries over several nodes (spate serve --select-peers): each node runs
+// the part of the query that works on its own rows, and one node merges
+// their answers and runs the rest, as the workers of one run are merged
+// (see executor.finish). PlanRemote splits a query; a stats pipe's state
+// crosses the network in the partial format below, anything else as rows.
+//
+// Partial format (Options.Partial writes it, Merger.AddPartial reads it):
+//
+//	"spate-partial-1\n"
+//	uvarint len, the stats pipe's text      (both sides must agree)
+//	per group: 1, uvarint len, group key, then per function: uvarint len, state
+//	0, uvarint count, then that many uvarint len + text: approximations noted
+//
+// A stream without the final 0 was cut short: the merge fails.
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"sync"
+
+	"github.com/DataDog/sketches-go/ddsketch"
+	"github.com/axiomhq/hyperloglog"
+)
+
+const partialMagic = "spate-partial-1\n"
+
+// errPartialFormat is a partial stream that cannot be read.
+var errPartialFormat = errors.New("malformed partial stats state")
+
+// RemotePlan is a query split for several nodes.
+type RemotePlan struct {
+	// Remote is what each node runs. With Partial it ends with a stats
+	// pipe, and nodes answer with its state (Options.Partial); otherwise
+	// they answer with their result rows.
+	Remote  *Query
+	Partial bool
+
+	q     *Query
+	local []Pipe // run over the merged rows (or after the merged stats)
+	stats *PipeStats
+}
+
+// PlanRemote splits q: the filter and the pipes that work row by row go
+// to the nodes. When the first pipe that needs every row is stats, it goes
+// too (as partial state) and the pipes after it run on the merged state;
+// a limit, or a sort with a limit, goes too and runs again over the
+// merged rows (the first N of the union are among the nodes' first N);
+// any other such pipe runs over the merged rows only.
+func PlanRemote(q *Query) *RemotePlan {
+	q = fuseSortLimit(q)
+	rp := &RemotePlan{q: q}
+	i := 0
+	for i < len(q.Pipes) && !isBarrier(q.Pipes[i]) {
+		i++
+	}
+	remote := slices.Clone(q.Pipes[:i])
+	rp.local = q.Pipes[i:]
+	if i < len(q.Pipes) {
+		switch b := q.Pipes[i].(type) {
+		case *PipeStats:
+			remote = append(remote, b)
+			rp.Partial, rp.stats = true, b
+			rp.local = q.Pipes[i+1:]
+		case *PipeLimit:
+			remote = append(remote, b)
+		case *PipeSort:
+			if b.Limit > 0 {
+				top := *b
+				top.Limit, top.Offset = b.Limit+b.Offset, 0
+				remote = append(remote, &top)
+			}
+		}
+	}
+	rp.Remote = &Query{Filter: q.Filter, Pipes: remote}
+	return rp
+}
+
+// Merger merges the nodes' answers to a RemotePlan and runs the rest of
+// the query, writing the result rows to a sink. Its Add methods are safe
+// for concurrent use (they take turns); Finish comes after all of them.
+type Merger struct {
+	rp    *RemotePlan
+	p     *plan
+	mu    sync.Mutex
+	head  processor  // where rows go (rows mode)
+	sp    *statsProc // the merged stats (partial mode)
+	done  bool       // a limit was reached: later rows are dropped
+	rows  int64
+	notes []string
+}
+
+// NewMerger starts merging for rp with opts (those of the query, as
+// nodes run it), writing to sink.
+func (rp *RemotePlan) NewMerger(opts Options, sink Sink) (*Merger, error) {
+	opts.Partial = nil
+	p, err := newPlan(rp.q, opts)
+	if err != nil {
+		return nil, err
+	}
+	m := &Merger{rp: rp, p: p}
+	var term processor = &sinkProc{sink: sink, raw: p.rawRows}
+	if rp.Partial {
+		post, err := buildChain(p, slices.Clone(rp.local), term)
+		if err != nil {
+			return nil, err
+		}
+		sp, err := newStatsProc(p, rp.stats, post)
+		if err != nil {
+			return nil, err
+		}
+		m.sp = sp.(*statsProc)
+		m.sp.budget = 0 // merged groups stay in memory
+		return m, nil
+	}
+	if m.head, err = buildChain(p, slices.Clone(rp.local), term); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// AddPartial merges one node's partial stats state, read from r to its
+// end, group by group: the merge holds the merged groups, not each node's.
+func (m *Merger) AddPartial(r io.Reader) error {
+	if !m.rp.Partial {
+		return errors.New("BUG: AddPartial on a plan without partial stats")
+	}
+	br := bufio.NewReaderSize(r, 64<<10)
+	magic := make([]byte, len(partialMagic))
+	if _, err := io.ReadFull(br, magic); err != nil || string(magic) != partialMagic {
+		return fmt.Errorf("%w: no header", errPartialFormat)
+	}
+	sig, err := readBlob(br, nil)
+	if err != nil {
+		return err
+	}
+	if want := m.rp.stats.String(); string(sig) != want {
+		return fmt.Errorf("%w: the node ran %q, not %q", errPartialFormat, sig, want)
+	}
+	var key, state []byte
+	for {
+		tag, err := br.ReadByte()
+		if err != nil {
+			return fmt.Errorf("%w: cut short", errPartialFormat)
+		}
+		if tag == 0 {
+			n, err := binary.ReadUvarint(br)
+			if err != nil || n > 1000 {
+				return fmt.Errorf("%w: bad trailer", errPartialFormat)
+			}
+			var notes []string
+			for range n {
+				b, err := readBlob(br, nil)
+				if err != nil {
+					return err
+				}
+				notes = append(notes, string(b))
+			}
+			m.mu.Lock()
+			for _, s := range notes {
+				if !slices.Contains(m.notes, s) {
+					m.notes = append(m.notes, s)
+				}
+			}
+			m.mu.Unlock()
+			return nil
+		}
+		if tag != 1 {
+			return fmt.Errorf("%w: bad tag %d", errPartialFormat, tag)
+		}
+		if key, err = readBlob(br, key[:0]); err != nil {
+			return err
+		}
+		m.mu.Lock()
+		err = m.mergeGroup(br, key, &state)
+		m.mu.Unlock()
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// mergeGroup reads one group's states from br into the group with key.
+// m.mu is held.
+func (m *Merger) mergeGroup(br *bufio.Reader, key []byte, state *[]byte) error {
+	s := m.sp
+	g, added := s.tab.findOrAdd(key)
+	if added {
+		for _, c := range s.cols {
+			c.grow(g + 1)
+		}
+	}
+	for i, c := range s.cols {
+		var err error
+		if *state, err = readBlob(br, (*state)[:0]); err != nil {
+			return err
+		}
+		pc, ok := c.(partialColumn)
+		if !ok {
+			return fmt.Errorf("stats function %s cannot be merged across nodes", s.funcs[i].f.Result)
+		}
+		if err := pc.mergeState(g, *state); err != nil {
+			return fmt.Errorf("%w: %s: %v", errPartialFormat, s.funcs[i].f.Result, err)
+		}
+	}
+	return nil
+}
+
+// AddRows pushes one node's result rows, NDJSON objects of string values
+// as /select/logsql/query writes them, read from r to its end.
+func (m *Merger) AddRows(r io.Reader) error {
+	if m.rp.Partial {
+		return errors.New("BUG: AddRows on a plan with partial stats")
+	}
+	dec := json.NewDecoder(bufio.NewReaderSize(r, 64<<10))
+	var row Row
+	for {
+		row.Reset()
+		if err := decodeJSONRow(dec, &row); err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return fmt.Errorf("cannot read a node's rows: %w", err)
+		}
+		m.mu.Lock()
+		var err error
+		if !m.done {
+			m.rows++
+			err = m.head.push(&row)
+			if errors.Is(err, errStop) {
+				m.done, err = true, nil
+			}
+		}
+		m.mu.Unlock()
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// decodeJSONRow reads one JSON object of string values into r, keeping
+// the fields' order. io.EOF at the end of the stream.
+func decodeJSONRow(dec *json.Decoder, r *Row) error {
+	t, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if d, ok := t.(json.Delim); !ok || d != '{' {
+		return fmt.Errorf("want a JSON object, got %v", t)
+	}
+	for dec.More() {
+		kt, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		vt, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		name, _ := kt.(string)
+		var v string
+		switch x := vt.(type) {
+		case string:
+			v = x
+		case nil:
+		case json.Number:
+			v = x.String()
+		case float64:
+			v = formatNumber(x)
+		case bool:
+			v = fmt.Sprint(x)
+		default:
+			return fmt.Errorf("field %q: want a string value", name)
+		}
+		r.Fields = append(r.Fields, Field{Name: name, Value: v})
+	}
+	_, err = dec.Token() // '}'
+	return err
+}
+
+// Finish ends the merge: the merged stats (or rows) go through the rest
+// of the query to the sink. Stats.Matched counts the rows merged (rows
+// mode); Approximate lists the nodes' approximations and the merge's.
+func (m *Merger) Finish() (Stats, error) {
+	var st Stats
+	var err error
+	if m.sp != nil {
+		err = m.sp.flush()
+		st.Approximate = append(slices.Clone(m.notes), m.sp.approximations()...)
+	} else {
+		err = m.head.flush()
+		st.Matched = m.rows
+	}
+	if errors.Is(err, errStop) {
+		err = nil
+	}
+	slices.Sort(st.Approximate)
+	st.Approximate = slices.Compact(st.Approximate)
+	return st, err
+}
+
+// writePartial writes s's merged state in the partial format; the run's
+// approximation notes go in the trailer.
+func (s *statsProc) writePartial(w io.Writer, notes []string) error {
+	if s.count > 0 || (len(s.st.By) == 0 && s.tab.len() == 0) {
+		// As flush: the count-only fast path's rows, and the one row of a
+		// stats without by-fields.
+		var r Row
+		g := s.group(&r)
+		for _, c := range s.cols {
+			c.addRows(g, s.count)
+		}
+		s.count = 0
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	buf := append([]byte(partialMagic), 0)[:len(partialMagic)]
+	buf = appendBlob(buf, []byte(s.st.String()))
+	var state []byte
+	for g := 0; g < s.tab.len(); g++ {
+		buf = append(buf, 1)
+		buf = appendBlob(buf, s.tab.key(g))
+		for i, c := range s.cols {
+			pc, ok := c.(partialColumn)
+			if !ok {
+				return fmt.Errorf("stats function %s cannot be merged across nodes", s.funcs[i].f.Result)
+			}
+			state = pc.appendState(state[:0], g)
+			buf = appendBlob(buf, state)
+		}
+		if len(buf) >= 32<<10 {
+			if _, err := bw.Write(buf); err != nil {
+				return err
+			}
+			buf = buf[:0]
+		}
+	}
+	buf = append(buf, 0)
+	buf = binary.AppendUvarint(buf, uint64(len(notes)))
+	for _, n := range notes {
+		buf = appendBlob(buf, []byte(n))
+	}
+	if _, err := bw.Write(buf); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+func appendBlob(dst, b []byte) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(b)))
+	return append(dst, b...)
+}
+
+// maxBlob bounds one length in a partial stream, against corruption.
+const maxBlob = 1 << 30
+
+func readBlob(br *bufio.Reader, dst []byte) ([]byte, error) {
+	n, err := binary.ReadUvarint(br)
+	if err != nil || n > maxBlob {
+		return nil, fmt.Errorf("%w: bad length", errPartialFormat)
+	}
+	dst = slices.Grow(dst[:0], int(n))[:n]
+	if _, err := io.ReadFull(br, dst); err != nil {
+		return nil, fmt.Errorf("%w: cut short", errPartialFormat)
+	}
+	return dst, nil
+}
+
+// partialColumn is a statsColumn whose per-group state crosses nodes.
+type partialColumn interface {
+	// appendState appends group g's state to dst.
+	appendState(dst []byte, g int) []byte
+	// mergeState folds one state written by appendState into group g.
+	mergeState(g int, src []byte) error
+}
+
+// stateCodec is a statsState that partialColumn can carry.
+type stateCodec interface {
+	appendState(dst []byte) []byte
+	// decodeState sets an empty state from src.
+	decodeState(src []byte) error
+}
+
+func (c *countColumn) appendState(dst []byte, g int) []byte { return c.appendSpill(dst, g) }
+func (c *countColumn) mergeState(g int, src []byte) error {
+	rest, err := c.readSpill(g, src)
+	if err == nil && len(rest) > 0 {
+		err = errPartialFormat
+	}
+	return err
+}
+
+func (c *sumColumn) appendState(dst []byte, g int) []byte { return c.appendSpill(dst, g) }
+func (c *sumColumn) mergeState(g int, src []byte) error {
+	rest, err := c.readSpill(g, src)
+	if err == nil && len(rest) > 0 {
+		err = errPartialFormat
+	}
+	return err
+}
+
+func (c *stateColumn) appendState(dst []byte, g int) []byte {
+	return c.states[g].(stateCodec).appendState(dst)
+}
+
+func (c *stateColumn) mergeState(g int, src []byte) error {
+	st := c.newFunc()
+	sc, ok := st.(stateCodec)
+	if !ok {
+		return fmt.Errorf("%T cannot be merged across nodes", st)
+	}
+	if err := sc.decodeState(src); err != nil {
+		return err
+	}
+	c.states[g].merge(st)
+	return nil
+}
+
+// stateReader reads the fields of one encoded state.
+type stateReader struct {
+	b   []byte
+	err error
+}
+
+func (r *stateReader) uvarint() uint64 {
+	if r.err != nil {
+		return 0
+	}
+	v, w := binary.Uvarint(r.b)
+	if w <= 0 {
+		r.err = errPartialFormat
+		return 0
+	}
+	r.b = r.b[w:]
+	return v
+}
+
+func (r *stateReader) varint() int64 {
+	if r.err != nil {
+		return 0
+	}
+	v, w := binary.Varint(r.b)
+	if w <= 0 {
+		r.err = errPartialFormat
+		return 0
+	}
+	r.b = r.b[w:]
+	return v
+}
+
+// count reads a count of items, each at least one byte.
+func (r *stateReader) count() int {
+	n := r.uvarint()
+	if n > uint64(len(r.b)) {
+		r.err = errPartialFormat
+		return 0
+	}
+	return int(n)
+}
+
+func (r *stateReader) bytes() []byte {
+	n := r.uvarint()
+	if r.err != nil {
+		return nil
+	}
+	if n > uint64(len(r.b)) {
+		r.err = errPartialFormat
+		return nil
+	}
+	b := r.b[:n]
+	r.b = r.b[n:]
+	return b
+}
+
+func (r *stateReader) str() string { return string(r.bytes()) }
+
+func (r *stateReader) float() float64 {
+	if r.err != nil {
+		return 0
+	}
+	if len(r.b) < 8 {
+		r.err = errPartialFormat
+		return 0
+	}
+	v := math.Float64frombits(binary.LittleEndian.Uint64(r.b))
+	r.b = r.b[8:]
+	return v
+}
+
+func (r *stateReader) end() error {
+	if r.err == nil && len(r.b) > 0 {
+		r.err = errPartialFormat
+	}
+	return r.err
+}
+
+func appendStr(dst []byte, s string) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(s)))
+	return append(dst, s...)
+}
+
+func appendFloat(dst []byte, f float64) []byte {
+	return binary.LittleEndian.AppendUint64(dst, math.Float64bits(f))
+}
+
+func appendPos(dst []byte, p rowPos) []byte {
+	return binary.AppendVarint(binary.AppendVarint(dst, int64(p.input)), p.off)
+}
+
+func (r *stateReader) pos() rowPos { return rowPos{input: int(r.varint()), off: r.varint()} }
+
+func (s *minMaxState) appendState(dst []byte) []byte {
+	if !s.has {
+		return append(dst, 0)
+	}
+	return appendStr(append(dst, 1), s.val)
+}
+
+func (s *minMaxState) decodeState(src []byte) error {
+	r := stateReader{b: src}
+	if r.uvarint() == 1 {
+		s.has, s.val = true, r.str()
+	}
+	return r.end()
+}
+
+func (s *uniqState) appendState(dst []byte) []byte {
+	if s.hll != nil {
+		b, err := s.hll.MarshalBinary()
+		if err != nil {
+			panic(fmt.Sprintf("BUG: cannot encode a HyperLogLog sketch: %v", err))
+		}
+		return append(append(dst, 1), b...)
+	}
+	dst = append(dst, 0)
+	dst = binary.AppendUvarint(dst, uint64(len(s.set)))
+	for k := range s.set {
+		dst = appendStr(dst, k)
+	}
+	return dst
+}
+
+func (s *uniqState) decodeState(src []byte) error {
+	if len(src) == 0 {
+		return errPartialFormat
+	}
+	if src[0] == 1 {
+		s.hll = hyperloglog.New16()
+		s.set = nil
+		return s.hll.UnmarshalBinary(src[1:])
+	}
+	r := stateReader{b: src[1:]}
+	n := r.count()
+	for range n {
+		s.set[r.str()] = struct{}{}
+	}
+	return r.end()
+}
+
+func (s *quantileState) appendState(dst []byte) []byte {
+	if s.sk != nil {
+		dst = append(dst, 1)
+		dst = binary.AppendVarint(dst, s.empty)
+		dst = binary.AppendVarint(dst, s.nSk)
+		dst = binary.AppendVarint(dst, s.nStr)
+		dst = appendStr(dst, s.maxStr)
+		var b []byte
+		s.sk.Encode(&b, false)
+		return append(dst, b...)
+	}
+	dst = append(dst, 0)
+	dst = binary.AppendVarint(dst, s.empty)
+	dst = binary.AppendUvarint(dst, uint64(len(s.nums)))
+	for _, n := range s.nums {
+		dst = appendFloat(dst, n)
+	}
+	dst = binary.AppendUvarint(dst, uint64(len(s.strs)))
+	for _, v := range s.strs {
+		dst = appendStr(dst, v)
+	}
+	dst = binary.AppendUvarint(dst, uint64(len(s.texts)))
+	for n, t := range s.texts {
+		dst = appendStr(appendFloat(dst, n), t)
+	}
+	return dst
+}
+
+func (s *quantileState) decodeState(src []byte) error {
+	if len(src) == 0 {
+		return errPartialFormat
+	}
+	r := stateReader{b: src[1:]}
+	s.empty = r.varint()
+	if src[0] == 1 {
+		s.nSk, s.nStr, s.maxStr = r.varint(), r.varint(), r.str()
+		if r.err != nil {
+			return r.err
+		}
+		sk, err := ddsketch.NewDefaultDDSketch(sketchAccuracy)
+		if err != nil {
+			return err
+		}
+		if err := sk.DecodeAndMergeWith(r.b); err != nil {
+			return err
+		}
+		s.sk = sk
+		return nil
+	}
+	n := r.count()
+	s.nums = make([]float64, 0, n)
+	for range n {
+		s.nums = append(s.nums, r.float())
+	}
+	n = r.count()
+	for range n {
+		s.strs = append(s.strs, r.str())
+	}
+	if n = r.count(); n > 0 {
+		s.texts = make(map[float64]string, n)
+	}
+	for range n {
+		f := r.float()
+		s.texts[f] = r.str()
+	}
+	return r.end()
+}
+
+func (s *rowMinMaxState) appendState(dst []byte) []byte {
+	if !s.has {
+		return append(dst, 0)
+	}
+	dst = appendStr(append(dst, 1), s.val)
+	dst = appendPos(dst, s.pos)
+	dst = binary.AppendUvarint(dst, uint64(len(s.row)))
+	for _, f := range s.row {
+		dst = appendStr(appendStr(dst, f.Name), f.Value)
+	}
+	return dst
+}
+
+func (s *rowMinMaxState) decodeState(src []byte) error {
+	r := stateReader{b: src}
+	if r.uvarint() == 1 {
+		s.has, s.val, s.pos = true, r.str(), r.pos()
+		n := r.count()
+		for range n {
+			s.row = append(s.row, Field{Name: r.str(), Value: r.str()})
+		}
+	}
+	return r.end()
+}
+
+func (s *uniqValuesState) appendState(dst []byte) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(s.set)))
+	for v := range s.set {
+		dst = appendStr(dst, v)
+	}
+	return dst
+}
+
+func (s *uniqValuesState) decodeState(src []byte) error {
+	r := stateReader{b: src}
+	n := r.count()
+	if s.set == nil {
+		s.set = make(map[string]struct{}, n)
+	}
+	for range n {
+		s.set[r.str()] = struct{}{}
+	}
+	return r.end()
+}
+
+func (s *valuesState) appendState(dst []byte) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(s.vals)))
+	for _, v := range s.vals {
+		dst = appendStr(appendPos(dst, v.pos), v.v)
+	}
+	return dst
+}
+
+func (s *valuesState) decodeState(src []byte) error {
+	r := stateReader{b: src}
+	n := r.count()
+	for range n {
+		p := r.pos()
+		s.vals = append(s.vals, posValue{pos: p, v: r.str()})
+	}
+	return r.end()
+}

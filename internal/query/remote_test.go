@@ -1,0 +1,224 @@
+package query_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/spate-io/spate/internal/conformance"
+	"github.com/spate-io/spate/internal/fileread"
+	"github.com/spate-io/spate/internal/query"
+	"github.com/spate-io/spate/internal/query/naive"
+)
+
+// jsonRowsSink writes rows as /select/logsql/query does: one JSON object
+// of string values a line, in field order.
+type jsonRowsSink struct{ b bytes.Buffer }
+
+func (s *jsonRowsSink) WriteRow(r *query.Row) error {
+	s.b.WriteByte('{')
+	for i, f := range r.Fields {
+		if i > 0 {
+			s.b.WriteByte(',')
+		}
+		k, _ := json.Marshal(f.Name)
+		v, _ := json.Marshal(f.Value)
+		s.b.Write(k)
+		s.b.WriteByte(':')
+		s.b.Write(v)
+	}
+	s.b.WriteString("}\n")
+	return nil
+}
+
+// runRemote runs text as PlanRemote splits it: each of paths is one node,
+// and the merge runs the rest.
+func runRemote(t testing.TB, text string, paths []string) ([]map[string]string, error) {
+	t.Helper()
+	q, err := query.Parse(text, diffNow)
+	if err != nil {
+		return nil, err
+	}
+	rp := query.PlanRemote(q)
+	var out rowsSink
+	m, err := rp.NewMerger(query.Options{}, &out)
+	if err != nil {
+		return nil, err
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(paths))
+	for i, path := range paths {
+		wg.Go(func() {
+			cfg := fileread.Config{Workers: 2, ChunkSize: 64 << 10}
+			if rp.Partial {
+				var b bytes.Buffer
+				if _, err := query.Run(context.Background(), rp.Remote, []string{path}, cfg, query.Options{Partial: &b}, nil); err != nil {
+					errs[i] = err
+					return
+				}
+				errs[i] = m.AddPartial(&b)
+				return
+			}
+			var s jsonRowsSink
+			if _, err := query.Run(context.Background(), rp.Remote, []string{path}, cfg, query.Options{Unordered: true}, &s); err != nil {
+				errs[i] = err
+				return
+			}
+			errs[i] = m.AddRows(&s.b)
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	if _, err := m.Finish(); err != nil {
+		return nil, err
+	}
+	return out.rows, nil
+}
+
+// splitFile writes lines into n files, line i to file i%n.
+func splitFile(t testing.TB, lines []string, n int) []string {
+	t.Helper()
+	parts := make([]strings.Builder, n)
+	for i, l := range lines {
+		parts[i%n].WriteString(l + "\n")
+	}
+	var paths []string
+	dir := t.TempDir()
+	for i := range parts {
+		p := filepath.Join(dir, "part"+string(rune('a'+i))+".ndjson")
+		if err := os.WriteFile(p, []byte(parts[i].String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	return paths
+}
+
+// TestRemoteDifferential runs every differential query over the logs
+// split across 3 nodes, as spate serve --select-peers runs it, and checks
+// the merged answer against the naive evaluator over all the logs.
+func TestRemoteDifferential(t *testing.T) {
+	size := int64(1 << 20)
+	if testing.Short() {
+		size = 256 << 10
+	}
+	path := writeGen(t, 11, size)
+	lines := readLines(t, path)
+	paths := splitFile(t, lines, 3)
+	for _, dq := range diffQueries {
+		if (strings.Contains(dq.q, "limit") || strings.Contains(dq.q, "offset") || strings.Contains(dq.q, "head")) && !strings.Contains(dq.q, "sort") {
+			continue // the first N rows in file order, which nodes do not share
+		}
+		if strings.Contains(dq.q, "values(") && !strings.Contains(dq.q, "uniq_values(") {
+			continue // values() lists values in file order, which nodes do not share
+		}
+		q, err := query.Parse(dq.q, diffNow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := naive.Run(q, lines, naive.Options{Now: diffNow})
+		if err != nil {
+			t.Fatalf("%s: naive: %v", dq.q, err)
+		}
+		got, err := runRemote(t, dq.q, paths)
+		if err != nil {
+			t.Errorf("%s: %v", dq.q, err)
+			continue
+		}
+		c := conformance.Case{ID: dq.q, Query: dq.q, Ordered: dq.ordered, Expected: want, Approx: &floatTolerance}
+		if err := conformance.Compare(c, got); err != nil {
+			t.Errorf("%s over 3 nodes: merged and naive differ: %v", dq.q, err)
+		}
+	}
+}
+
+// TestRemoteSketches: states that switched to sketches (a memory cap on
+// the nodes) cross nodes too, merge within the sketches' error of the
+// exact answer, and the merge says it is approximate.
+func TestRemoteSketches(t *testing.T) {
+	path := writeGen(t, 5, 512<<10)
+	lines := readLines(t, path)
+	paths := splitFile(t, lines, 2)
+	const text = `* | stats count_uniq(user_id) u, quantile(0.9, latency_ms) q`
+	exact, _, err := runEngine(t, text, path, fileread.Config{}, query.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, _ := query.Parse(text, diffNow)
+	rp := query.PlanRemote(q)
+	var out rowsSink
+	m, err := rp.NewMerger(query.Options{}, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range paths {
+		var b bytes.Buffer
+		if _, err := query.Run(context.Background(), rp.Remote, []string{p}, fileread.Config{}, query.Options{Partial: &b, Approx: true}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.AddPartial(&b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := m.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Approximate) == 0 || len(out.rows) != 1 {
+		t.Fatalf("approximate %v, rows %v", st.Approximate, out.rows)
+	}
+	for _, f := range []string{"u", "q"} {
+		e, _ := strconv.ParseFloat(exact[0][f], 64)
+		g, _ := strconv.ParseFloat(out.rows[0][f], 64)
+		if math.Abs(g-e) > 0.03*e {
+			t.Errorf("%s: merged sketches give %v, exact %v", f, g, e)
+		}
+	}
+}
+
+// TestRemotePartialErrors: a cut or mismatched partial state fails the
+// merge, and only a query ending with its stats pipe runs partial.
+func TestRemotePartialErrors(t *testing.T) {
+	q, _ := query.Parse(`* | stats by (level) count() n`, diffNow)
+	rp := query.PlanRemote(q)
+	var out rowsSink
+	m, err := rp.NewMerger(query.Options{}, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := writeGen(t, 3, 64<<10)
+	var b bytes.Buffer
+	if _, err := query.Run(context.Background(), rp.Remote, []string{path}, fileread.Config{}, query.Options{Partial: &b}, nil); err != nil {
+		t.Fatal(err)
+	}
+	full := b.Bytes()
+	for _, cut := range []int{0, 5, len(full) / 2, len(full) - 1} {
+		if err := m.AddPartial(bytes.NewReader(full[:cut])); err == nil {
+			t.Errorf("a stream cut at %d of %d bytes merged without an error", cut, len(full))
+		}
+	}
+	// Another query's state is refused.
+	q2, _ := query.Parse(`* | stats by (level) count() m`, diffNow)
+	rp2 := query.PlanRemote(q2)
+	m2, _ := rp2.NewMerger(query.Options{}, &out)
+	if err := m2.AddPartial(bytes.NewReader(full)); err == nil || !strings.Contains(err.Error(), "the node ran") {
+		t.Errorf("a mismatched state: %v", err)
+	}
+	// A query that does not end with its stats pipe cannot run partial.
+	q3, _ := query.Parse(`* | stats count() n | sort by (n)`, diffNow)
+	if _, err := query.Run(context.Background(), q3, []string{path}, fileread.Config{}, query.Options{Partial: io.Discard}, nil); err == nil {
+		t.Error("a partial run of a query with pipes after stats did not fail")
+	}
+}
