@@ -59,6 +59,9 @@ func clusterTest(t *testing.T, brokers string) {
 			"--commit-interval", "1h")
 	}
 	dirs := []string{t.TempDir(), t.TempDir(), t.TempDir()}
+	// One node holding every line, for the fan-out's answers.
+	single := startServe(t, t.TempDir())
+	defer single.stop(t, syscall.SIGTERM)
 	nodes := []*serveChild{node("a", dirs[0]), node("b", dirs[1])}
 
 	const requests, per = 120, 100
@@ -70,13 +73,15 @@ func clusterTest(t *testing.T, brokers string) {
 			fmt.Fprintf(&b, `{"app":"a%d","seq":%d,"_msg":"line %d"}`+"\n", sent%7, sent, sent)
 			sent++
 		}
-		resp, err := http.Post(gw.url+"/insert/jsonline?_stream_fields=app", "application/x-ndjson", strings.NewReader(b.String()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != 200 {
-			t.Fatalf("request at seq %d: %d", sent, resp.StatusCode)
+		for _, u := range []string{gw.url, single.url} {
+			resp, err := http.Post(u+"/insert/jsonline?_stream_fields=app", "application/x-ndjson", strings.NewReader(b.String()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				t.Fatalf("request at seq %d to %s: %d", sent, u, resp.StatusCode)
+			}
 		}
 	}
 	// settled waits, sending, until the group has given out all 4
@@ -184,6 +189,19 @@ func clusterTest(t *testing.T, brokers string) {
 	}
 	if !strings.Contains(restarted.log(), "resuming a partition from the store's checkpoint") {
 		t.Errorf("the restarted node did not resume from its checkpoint:\n%s", restarted.log())
+	}
+	// A server over the three nodes answers as the single node does.
+	var urls []string
+	for _, nd := range nodes {
+		urls = append(urls, nd.url)
+	}
+	fan := startServeArgs(t, "--select-peers", strings.Join(urls, ","))
+	defer fan.stop(t, syscall.SIGTERM)
+	for _, q := range []string{"* | stats count() n", "* | stats by (app) count() n | sort by (app)", "* | stats by (app) count_uniq(seq) u, max(seq) m | sort by (app)"} {
+		want, got := vlQuery(t, single.url, q, "0", "0"), vlQuery(t, fan.url, q, "0", "0")
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: over the nodes %v, one node %v", q, got, want)
+		}
 	}
 	// The metrics say what happened.
 	body := httpBody(t, nodes[2].url+"/metrics")

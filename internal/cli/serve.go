@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -40,6 +41,9 @@ type serveOpts struct {
 	kafkaTopic    string
 	kafkaCreate   int
 	kafkaSec      kafkaSecFlags
+	selectPeers   string
+	allowPartial  bool
+	peerTokenFile string
 	fsync         string
 	fsyncInterval time.Duration
 	maxRequest    sizeFlag
@@ -127,8 +131,18 @@ Endpoints (main listener):
   /insert/ protocol and syslog checks lines as above and produces them to
   Kafka, answering once Kafka has acknowledged all of them (503 when it
   does not); /readyz is 503 while no broker answers. A gateway has no
-  --data and no query API; the storage nodes that consume the topic are
-  not built yet (issue 20).
+  --data and no query API; storage nodes (spate consume) store the topic.
+  With --select-peers the server answers /select/logsql/* and the web page
+  by sending each query to those storage nodes (spate consume, or spate
+  serve --data) and merging their answers: a stats pipe's state is merged
+  exactly as one process merges its workers' (counts, sums, sets,
+  quantile samples or sketches), a sort with a limit or a limit runs on
+  each node and again over the merged rows, other pipes run over the
+  merged rows. A node that fails or does not answer within the query's
+  time fails the query, naming it (502, 504), unless --allow-partial: the
+  answer then leaves that node's data out and names it in the
+  Spate-Partial-Response header (a trailer for /select/logsql/query).
+  Live tailing is not fanned out.
   GET  /, /ui/            the web page: LogsQL editor, hits histogram, fields
                           and their top values, rows, live tail (assets
                           embedded; a token entered there stays in the tab)
@@ -265,7 +279,8 @@ Examples:
   vlogscli -datasource.url=http://127.0.0.1:9428/select/logsql/query
   spate serve --files ./downloads --immutable 'assets/*' --cache-control 'public, max-age=600'
   curl -O http://127.0.0.1:9428/files/big.iso -H 'Range: bytes=0-1048575'
-  spate query '* | stats count()' ./logs`,
+  spate query '* | stats count()' ./logs
+  spate serve --select-peers http://node1:9428,http://node2:9428 --listen 127.0.0.1:9500`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runServe(cmd.Context(), o, cmd.ErrOrStderr())
@@ -287,6 +302,9 @@ Examples:
 	fl.StringVar(&o.kafkaBrokers, "kafka-brokers", "", "make this server a gateway: produce the lines it takes to Kafka (HOST:PORT,...) instead of storing them, answering once Kafka has them (acks=all, idempotent); needs --kafka-topic, excludes --data")
 	fl.StringVar(&o.kafkaTopic, "kafka-topic", "", "the topic --kafka-brokers produces to; records are keyed by _stream. A missing topic stops serve at start, unless --kafka-create-topic")
 	o.kafkaSec.add(fl)
+	fl.StringVar(&o.selectPeers, "select-peers", "", "answer /select/logsql/* by fanning each query out to these storage nodes (base URLs, comma-separated: spate consume or spate serve --data) and merging their answers; excludes --data and --kafka-brokers")
+	fl.BoolVar(&o.allowPartial, "allow-partial", false, "with --select-peers, answer without a node that fails or times out, naming it in the Spate-Partial-Response header (default: the query fails, naming the node)")
+	fl.StringVar(&o.peerTokenFile, "select-peers-token-file", "", "file whose first line is the bearer token sent to the --select-peers (when they take --auth-token-file)")
 	fl.IntVar(&o.kafkaCreate, "kafka-create-topic", 0, "create a missing --kafka-topic with this many partitions (the brokers' default replication)")
 	fl.StringVar(&o.syslogTCP, "syslog-tcp", "", "also take syslog over TCP on this address, e.g. 127.0.0.1:514 (RFC 5424 and RFC 3164, octet counting or newline framing; default: off)")
 	fl.StringVar(&o.syslogUDP, "syslog-udp", "", "also take syslog over UDP on this address (one or more messages a datagram; dropped and counted when storage falls behind; default: off)")
@@ -328,8 +346,14 @@ func runServe(ctx context.Context, o *serveOpts, stderr io.Writer) error {
 	if o.kafkaBrokers != "" && o.data != "" {
 		return usagef("--kafka-brokers makes a gateway, which stores nothing itself: drop --data (storage nodes come with spate consume)")
 	}
-	if o.data == "" && o.files == "" && o.kafkaBrokers == "" {
-		return usagef("serve needs --data DIR, --files DIR or both (or --kafka-brokers and --kafka-topic for a gateway)")
+	if o.selectPeers != "" && (o.data != "" || o.kafkaBrokers != "") {
+		return usagef("--select-peers answers queries from the storage nodes; it stores nothing itself: drop --data and --kafka-brokers")
+	}
+	if o.selectPeers == "" && (o.allowPartial || o.peerTokenFile != "") {
+		return usagef("--allow-partial and --select-peers-token-file go with --select-peers")
+	}
+	if o.data == "" && o.files == "" && o.kafkaBrokers == "" && o.selectPeers == "" {
+		return usagef("serve needs --data DIR, --files DIR or both (or --kafka-brokers and --kafka-topic for a gateway, or --select-peers to query storage nodes)")
 	}
 	if o.filesData && o.data == "" {
 		return usagef("--files-data serves the --data directory, which is not given")
@@ -396,6 +420,26 @@ func runServe(ctx context.Context, o *serveOpts, stderr io.Writer) error {
 		QueryShare:           o.queryShare,
 		AuthTokens:           tokens,
 		Logger:               log,
+	}
+	if o.selectPeers != "" {
+		for _, p := range strings.Split(o.selectPeers, ",") {
+			if p = strings.TrimSpace(p); p == "" {
+				continue
+			}
+			u, err := url.Parse(p)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return usagef("--select-peers: %q is not a base URL such as http://10.0.0.5:9428", p)
+			}
+			cfg.SelectPeers = append(cfg.SelectPeers, strings.TrimSuffix(p, "/"))
+		}
+		cfg.AllowPartial = o.allowPartial
+		if o.peerTokenFile != "" {
+			b, err := os.ReadFile(o.peerTokenFile)
+			if err != nil {
+				return fmt.Errorf("cannot read --select-peers-token-file: %w", err)
+			}
+			cfg.PeerToken, _, _ = strings.Cut(strings.TrimRight(string(b), "\r\n"), "\n")
+		}
 	}
 	if o.kafkaBrokers != "" {
 		brokers := splitBrokers(o.kafkaBrokers)

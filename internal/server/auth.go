@@ -220,7 +220,7 @@ func routeNeeds(path string) (need Perm, allTenants bool) {
 		return PermWrite, false
 	case path == "/select/tenant_ids", path == "/data/":
 		return PermRead, true
-	case strings.HasPrefix(path, "/select/"), strings.HasPrefix(path, "/files/"):
+	case strings.HasPrefix(path, "/select/"), strings.HasPrefix(path, "/internal/select/"), strings.HasPrefix(path, "/files/"):
 		return PermRead, false
 	}
 	return permAll, false

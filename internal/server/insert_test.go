@@ -27,7 +27,7 @@ import (
 
 func newTestServer(t *testing.T, cfg Config) (*Server, *httptest.Server) {
 	t.Helper()
-	if cfg.DataDir == "" {
+	if cfg.DataDir == "" && len(cfg.SelectPeers) == 0 {
 		cfg.DataDir = t.TempDir()
 	}
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))

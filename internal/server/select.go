@@ -77,6 +77,9 @@ type selectArgs struct {
 	// approx lists the results the request's queries computed with
 	// sketches (query.Stats.Approximate), for the Spate-Approximate header.
 	approx []string
+	// partial lists the peers whose data an answer merged from
+	// --select-peers leaves out (Config.AllowPartial).
+	partial []string
 }
 
 // approxHeader names the results computed with sketches instead of
@@ -451,9 +454,12 @@ func writeSelectHeaders(h http.Header, a *selectArgs, contentType string) {
 	h.Set("VL-Request-Duration-Seconds", fmt.Sprintf("%.3f", time.Since(a.began).Seconds()))
 	h.Set("AccountID", strconv.FormatUint(uint64(a.tenant.AccountID), 10))
 	h.Set("ProjectID", strconv.FormatUint(uint64(a.tenant.ProjectID), 10))
-	h.Set("Access-Control-Expose-Headers", "Vl-Request-Duration-Seconds, Accountid, Projectid, "+approxHeader)
+	h.Set("Access-Control-Expose-Headers", "Vl-Request-Duration-Seconds, Accountid, Projectid, "+approxHeader+", "+partialHeader)
 	if len(a.approx) > 0 {
 		h.Set(approxHeader, strings.Join(a.approx, "; "))
+	}
+	if len(a.partial) > 0 {
+		h.Set(partialHeader, strings.Join(a.partial, "; "))
 	}
 }
 
@@ -461,6 +467,9 @@ func writeSelectHeaders(h http.Header, a *selectArgs, contentType string) {
 // result rows to sink. Each run reads a new snapshot, so it sees every
 // line acknowledged before it began.
 func (s *Server) run(ctx context.Context, a *selectArgs, q *query.Query, sink query.Sink) (query.Stats, error) {
+	if len(s.cfg.SelectPeers) > 0 {
+		return s.runPeers(ctx, a, q, sink)
+	}
 	snap, err := segment.OpenSnapshot(s.cfg.DataDir, a.tenant)
 	if err != nil {
 		return query.Stats{}, &httpError{http.StatusInternalServerError, fmt.Errorf("cannot read the data directory: %w", err)}
@@ -470,6 +479,12 @@ func (s *Server) run(ctx context.Context, a *selectArgs, q *query.Query, sink qu
 
 // runSnapshot is run over the snapshot snap, which it closes.
 func (s *Server) runSnapshot(ctx context.Context, a *selectArgs, q *query.Query, snap *segment.Snapshot, sink query.Sink) (query.Stats, error) {
+	return s.runSnapshotOpts(ctx, a, q, snap, sink, nil)
+}
+
+// runSnapshotOpts is runSnapshot with the query options changed by set,
+// if not nil.
+func (s *Server) runSnapshotOpts(ctx context.Context, a *selectArgs, q *query.Query, snap *segment.Snapshot, sink query.Sink, set func(*query.Options)) (query.Stats, error) {
 	in, err := storescan.New(a.tenant, q, true)
 	if err != nil {
 		snap.Close()
@@ -493,6 +508,9 @@ func (s *Server) runSnapshot(ctx context.Context, a *selectArgs, q *query.Query,
 		// in parallel whatever the query.
 		Unordered: true,
 		Index:     in.Index,
+	}
+	if set != nil {
+		set(&opts)
 	}
 	st, err := query.Run(ctx, q, names, cfg, opts, sink)
 	s.m.queryDone(st)
@@ -586,7 +604,7 @@ func (s *Server) handleQuery(ctx context.Context, w http.ResponseWriter, r *http
 			writeSelectHeaders(w.Header(), a, "application/stream+json")
 		}
 		// Whether results are approximate is known once the scan ends.
-		w.Header().Set("Trailer", approxHeader)
+		w.Header().Set("Trailer", approxHeader+", "+partialHeader)
 	}
 	var buf []byte
 	var fields []query.Field
@@ -625,6 +643,9 @@ func (s *Server) handleQuery(ctx context.Context, w http.ResponseWriter, r *http
 	}
 	if len(a.approx) > 0 {
 		w.Header().Set(approxHeader, strings.Join(a.approx, "; "))
+	}
+	if len(a.partial) > 0 {
+		w.Header().Set(partialHeader, strings.Join(a.partial, "; "))
 	}
 	return nil
 }
@@ -1060,6 +1081,9 @@ func (s *Server) handleTenantIDs(ctx context.Context, w http.ResponseWriter, r *
 	}
 	if start > end {
 		return fmt.Errorf("'start=%d' must be smaller than 'end=%d'", start, end)
+	}
+	if len(s.cfg.SelectPeers) > 0 {
+		return s.peerTenantIDs(ctx, w, r)
 	}
 	files, err := segment.List(s.cfg.DataDir)
 	if err != nil {

@@ -110,6 +110,16 @@ type Config struct {
 	// of its lines. It excludes DataDir: a gateway stores nothing itself
 	// and answers no queries. Close closes it.
 	Kafka *kafka.Producer
+	// SelectPeers makes the server answer /select/logsql/* by fanning the
+	// query out to these storage nodes (base URLs: spate serve --data or
+	// spate consume) and merging their answers (see peers.go). It excludes
+	// DataDir and Kafka. A peer that fails fails the query, naming it,
+	// unless AllowPartial: then the answer leaves its data out and says
+	// so in the Spate-Partial-Response header. PeerToken, if set, is the
+	// bearer token sent to the peers.
+	SelectPeers  []string
+	AllowPartial bool
+	PeerToken    string
 	// NoInsert serves no /insert endpoints: a storage node (spate
 	// consume) takes its lines from Kafka only, and answers queries.
 	NoInsert bool
@@ -123,8 +133,11 @@ type Config struct {
 }
 
 func (c Config) withDefaults() (Config, error) {
-	if c.DataDir == "" && c.FilesDir == "" && c.Kafka == nil {
-		return c, errors.New("cannot start the server: no data directory, no files directory and no Kafka to produce to")
+	if c.DataDir == "" && c.FilesDir == "" && c.Kafka == nil && len(c.SelectPeers) == 0 {
+		return c, errors.New("cannot start the server: no data directory, no files directory, no Kafka to produce to and no peers to query")
+	}
+	if len(c.SelectPeers) > 0 && (c.DataDir != "" || c.Kafka != nil) {
+		return c, errors.New("cannot start the server: a server that queries peers stores nothing itself; give it no data directory and no Kafka")
 	}
 	if c.DataDir != "" && c.Kafka != nil {
 		return c, errors.New("cannot start the server: a Kafka gateway stores nothing itself; give it no data directory")
@@ -224,7 +237,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.wholeMem = semaphore.NewWeighted(max(s.pipe.Config().MemoryBytes, s.wholeBodyLimit()+1))
-	if cfg.DataDir != "" {
+	if cfg.DataDir != "" || len(cfg.SelectPeers) > 0 {
 		if s.ui, err = ui.NewHandler("/ui/"); err != nil {
 			return nil, fmt.Errorf("cannot load the web page: %w", err)
 		}
@@ -311,8 +324,11 @@ func (s *Server) Handler() http.Handler {
 	if (s.store != nil || s.cfg.Kafka != nil) && !s.cfg.NoInsert {
 		s.insertRoutes(mux)
 	}
-	if s.store != nil {
+	if s.store != nil || len(s.cfg.SelectPeers) > 0 {
 		s.dataRoutes(mux)
+	}
+	if s.store != nil {
+		mux.Handle("/internal/select/partial", s.route("/internal/select/partial", s.selectHandler(s.handlePartial)))
 	}
 	if s.ui != nil {
 		mux.Handle("/ui/", s.ui)

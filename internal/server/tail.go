@@ -53,6 +53,10 @@ type tailPos map[uint64]int64
 // the server shuts down; the timeout arg does not apply.
 func (s *Server) handleTail(w http.ResponseWriter, r *http.Request) {
 	setCORS(w)
+	if len(s.cfg.SelectPeers) > 0 {
+		http.Error(w, "live tailing is not supported across --select-peers: tail a storage node itself", http.StatusNotImplemented)
+		return
+	}
 	if err := r.ParseForm(); err != nil {
 		http.Error(w, fmt.Sprintf("cannot parse request args: %s", err), http.StatusBadRequest)
 		return

@@ -1,0 +1,230 @@
+package server
+
+// Queries fanned out over storage nodes (Config.SelectPeers, spate serve
+// --select-peers): the query is split (query.PlanRemote), each peer runs
+// its part over its own data, and the answers are merged here as the
+// workers of one run are merged. A stats query's peers answer with the
+// merged state of their stats pipe, at /internal/select/partial; any other
+// query's with their rows, at /select/logsql/query.
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/spate-io/spate/internal/query"
+	"github.com/spate-io/spate/internal/segment"
+)
+
+// partialHeader names, in an answer merged from peers with
+// Config.AllowPartial, the peers that did not answer (their data is
+// missing from it).
+const partialHeader = "Spate-Partial-Response"
+
+// peerClient is the HTTP client for peers: no timeout of its own, the
+// query's context bounds each request.
+var peerClient = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16, ForceAttemptHTTP2: false}}
+
+// runPeers is run over the select peers.
+func (s *Server) runPeers(ctx context.Context, a *selectArgs, q *query.Query, sink query.Sink) (query.Stats, error) {
+	rp := query.PlanRemote(q)
+	opts := query.Options{
+		AccountID: a.tenant.AccountID, ProjectID: a.tenant.ProjectID,
+		MaxMemory: s.cfg.QueryMemory, TempDir: s.cfg.TempDir, StoreFields: true, Unordered: true,
+	}
+	m, err := rp.NewMerger(opts, sink)
+	if err != nil {
+		return query.Stats{}, fmt.Errorf("cannot execute query [%s]: %w", q, err)
+	}
+	path := "/select/logsql/query"
+	if rp.Partial {
+		path = "/internal/select/partial"
+	}
+	form := url.Values{"query": {rp.Remote.String()}}.Encode()
+	peers := s.cfg.SelectPeers
+	errs := make([]error, len(peers))
+	var wg sync.WaitGroup
+	for i, peer := range peers {
+		wg.Go(func() {
+			errs[i] = s.askPeer(ctx, peer, path, form, &a.tenant, func(body io.Reader) error {
+				if !rp.Partial {
+					// Rows are pushed as they come: the merge keeps
+					// what the pipes after need, not every peer's rows.
+					return m.AddRows(body)
+				}
+				// A state is merged only once complete, so that a peer
+				// failing half way adds nothing (--allow-partial).
+				var buf bytes.Buffer
+				if _, err := io.Copy(&buf, body); err != nil {
+					return err
+				}
+				return m.AddPartial(&buf)
+			})
+		})
+	}
+	wg.Wait()
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		var slow []string
+		for i, err := range errs {
+			if err != nil {
+				slow = append(slow, peers[i])
+			}
+		}
+		return query.Stats{}, &httpError{http.StatusGatewayTimeout, fmt.Errorf("peers %s did not answer within the query's time (--max-query-duration, or the timeout arg)", strings.Join(slow, ", "))}
+	}
+	if err := ctx.Err(); err != nil {
+		return query.Stats{}, err
+	}
+	var failed []string
+	for i, err := range errs {
+		if err == nil {
+			continue
+		}
+		var he *httpError
+		if errors.As(err, &he) && he.code == http.StatusBadRequest {
+			return query.Stats{}, err // the query itself is wrong: every peer says so
+		}
+		if !s.cfg.AllowPartial {
+			return query.Stats{}, &httpError{http.StatusBadGateway, fmt.Errorf("%w (spate serve --allow-partial answers without it)", err)}
+		}
+		s.log.Warn("peer did not answer; the answer leaves its data out (--allow-partial)", "peer", peers[i], "err", err)
+		failed = append(failed, fmt.Sprintf("%s: %v", peers[i], err))
+	}
+	if len(failed) == len(peers) {
+		return query.Stats{}, &httpError{http.StatusBadGateway, fmt.Errorf("no peer answered: %s", strings.Join(failed, "; "))}
+	}
+	a.partial = failed
+	st, err := m.Finish()
+	a.approx = append(a.approx, st.Approximate...)
+	if err != nil && ctx.Err() == nil {
+		var he *httpError
+		if !errors.As(err, &he) && !errors.Is(err, errClientGone) {
+			err = &httpError{http.StatusBadRequest, fmt.Errorf("cannot execute query [%s]: %w", q, err)}
+		}
+	}
+	return st, err
+}
+
+// askPeer posts form to peer's path as tenant and hands a 200 answer's
+// body to read. A peer's 400 comes back as an httpError of 400 (the query
+// is wrong); any other failure names the peer.
+func (s *Server) askPeer(ctx context.Context, peer, path, form string, tenant *segment.Tenant, read func(io.Reader) error) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(peer, "/")+path, strings.NewReader(form))
+	if err != nil {
+		return fmt.Errorf("peer %s: %w", peer, err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if tenant != nil {
+		req.Header.Set("AccountID", strconv.FormatUint(uint64(tenant.AccountID), 10))
+		req.Header.Set("ProjectID", strconv.FormatUint(uint64(tenant.ProjectID), 10))
+	}
+	if s.cfg.PeerToken != "" {
+		req.Header.Set("Authorization", "Bearer "+s.cfg.PeerToken)
+	}
+	resp, err := peerClient.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("peer %s did not answer in time: %w", peer, context.Cause(ctx))
+		}
+		return fmt.Errorf("peer %s: %w", peer, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+		err := fmt.Errorf("peer %s: %s: %s", peer, resp.Status, bytes.TrimSpace(msg))
+		if resp.StatusCode == http.StatusBadRequest {
+			return &httpError{http.StatusBadRequest, err}
+		}
+		return err
+	}
+	if err := read(resp.Body); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("peer %s did not finish in time: %w", peer, context.Cause(ctx))
+		}
+		return fmt.Errorf("peer %s: %w", peer, err)
+	}
+	return nil
+}
+
+// handlePartial is /internal/select/partial, which a --select-peers
+// server asks a storage node: the query (ending with its first stats pipe)
+// run over this node's data, answered with that pipe's merged state.
+func (s *Server) handlePartial(ctx context.Context, w http.ResponseWriter, r *http.Request) error {
+	a, err := s.parseSelectArgs(r)
+	if err != nil {
+		return err
+	}
+	// The state is buffered so that an error is an error status, never a
+	// cut stream (which the merge also refuses).
+	var buf bytes.Buffer
+	snap, err := segment.OpenSnapshot(s.cfg.DataDir, a.tenant)
+	if err != nil {
+		return &httpError{http.StatusInternalServerError, fmt.Errorf("cannot read the data directory: %w", err)}
+	}
+	if _, err := s.runSnapshotOpts(ctx, a, a.q, snap, nil, func(o *query.Options) { o.Partial = &buf }); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/octet-stream")
+	_, err = w.Write(buf.Bytes())
+	return err
+}
+
+// peerTenantIDs is /select/tenant_ids over the peers: the union of their
+// answers.
+func (s *Server) peerTenantIDs(ctx context.Context, w http.ResponseWriter, r *http.Request) error {
+	type tenantID struct {
+		AccountID uint32 `json:"account_id"`
+		ProjectID uint32 `json:"project_id"`
+	}
+	var mu sync.Mutex
+	var all []tenantID
+	var wg sync.WaitGroup
+	errs := make([]error, len(s.cfg.SelectPeers))
+	for i, peer := range s.cfg.SelectPeers {
+		wg.Go(func() {
+			errs[i] = s.askPeer(ctx, peer, "/select/tenant_ids", r.Form.Encode(), nil, func(body io.Reader) error {
+				var ts []tenantID
+				if err := json.NewDecoder(body).Decode(&ts); err != nil {
+					return err
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				for _, t := range ts {
+					if !slices.Contains(all, t) {
+						all = append(all, t)
+					}
+				}
+				return nil
+			})
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil && !s.cfg.AllowPartial {
+			return &httpError{http.StatusBadGateway, err}
+		}
+	}
+	slices.SortFunc(all, func(a, b tenantID) int {
+		return cmp.Or(cmp.Compare(a.AccountID, b.AccountID), cmp.Compare(a.ProjectID, b.ProjectID))
+	})
+	if all == nil {
+		all = []tenantID{}
+	}
+	b, err := json.Marshal(all)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, err = w.Write(b)
+	return err
+}
