@@ -432,14 +432,19 @@ func (c *Consumer) onRevoked(ctx context.Context, _ *kgo.Client, revoked map[str
 	c.revoked.Add(int64(len(ps)))
 	c.waitIdle()
 	c.commitSync(ctx, ps)
+	c.disown(ps)
+	slices.Sort(ps)
+	c.log.Info("partitions revoked", "topic", c.cfg.Topic, "partitions", ps)
+}
+
+// disown forgets partitions this node no longer has.
+func (c *Consumer) disown(ps []int32) {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	for _, p := range ps {
 		delete(c.owned, p)
 		delete(c.hw, p)
 	}
-	c.mu.Unlock()
-	slices.Sort(ps)
-	c.log.Info("partitions revoked", "topic", c.cfg.Topic, "partitions", ps)
 }
 
 // onLost: the group dropped this node (a session timeout, a fenced
@@ -452,12 +457,7 @@ func (c *Consumer) onLost(_ context.Context, _ *kgo.Client, lost map[string][]in
 		return
 	}
 	c.lost.Add(int64(len(ps)))
-	c.mu.Lock()
-	for _, p := range ps {
-		delete(c.owned, p)
-		delete(c.hw, p)
-	}
-	c.mu.Unlock()
+	c.disown(ps)
 	slices.Sort(ps)
 	c.log.Warn("partitions lost (the group dropped this node); records stored after the last commit may be stored again by their next owner", "topic", c.cfg.Topic, "partitions", ps)
 }

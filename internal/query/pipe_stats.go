@@ -563,8 +563,18 @@ func (s *statsProc) merge(o processor) error {
 func (s *statsProc) approximations() []string { return s.mem.approximations() }
 
 func (s *statsProc) flush() error {
+	s.foldCount()
+	if s.spill != nil {
+		return s.flushSpilled()
+	}
+	return s.flushTable()
+}
+
+// foldCount puts the rows of the count-only fast path into their group,
+// and makes the one group of a stats pipe without by-fields (it always
+// has exactly one result row).
+func (s *statsProc) foldCount() {
 	if s.count > 0 || (len(s.st.By) == 0 && s.tab.len() == 0) {
-		// Without by-fields there is always exactly one result row.
 		var r Row
 		g := s.group(&r)
 		for _, c := range s.cols {
@@ -572,10 +582,6 @@ func (s *statsProc) flush() error {
 		}
 		s.count = 0
 	}
-	if s.spill != nil {
-		return s.flushSpilled()
-	}
-	return s.flushTable()
 }
 
 // emit sends group g, whose by-values are by, down the pipeline.

@@ -309,16 +309,7 @@ func (m *Merger) Finish() (Stats, error) {
 // writePartial writes s's merged state in the partial format; the run's
 // approximation notes go in the trailer.
 func (s *statsProc) writePartial(w io.Writer, notes []string) error {
-	if s.count > 0 || (len(s.st.By) == 0 && s.tab.len() == 0) {
-		// As flush: the count-only fast path's rows, and the one row of a
-		// stats without by-fields.
-		var r Row
-		g := s.group(&r)
-		for _, c := range s.cols {
-			c.addRows(g, s.count)
-		}
-		s.count = 0
-	}
+	s.foldCount()
 	bw := bufio.NewWriterSize(w, 64<<10)
 	buf := append([]byte(partialMagic), 0)[:len(partialMagic)]
 	buf = appendBlob(buf, []byte(s.st.String()))

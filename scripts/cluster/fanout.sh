@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# A query fanned out over 2 storage nodes holding half the logs each, against one node holding all
+# of them, on this machine (every server shares its CPUs).
+#
+# Generates SIZE of logs, feeds all of it to one spate serve --data and alternate lines to two
+# others, starts spate serve --select-peers over the two, and times each query REPEAT times on
+# the single node and on the fan-out, alternating, printing the medians and their ratio. The
+# answers must be equal.
+#
+#   bash scripts/cluster/fanout.sh            SIZE=512MiB REPEAT=5
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+SIZE=${SIZE:-512MiB}
+REPEAT=${REPEAT:-5}
+work=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+go build -o "$work/spate" ./cmd/spate
+"$work/spate" gen --size "$SIZE" --seed 3 >"$work/all.ndjson"
+awk 'NR % 2 == 1' "$work/all.ndjson" >"$work/a.ndjson"
+awk 'NR % 2 == 0' "$work/all.ndjson" >"$work/b.ndjson"
+
+waitfor() {
+	for _ in $(seq 200); do
+		u=$(grep -o "spate serve: listening on http://[0-9.:]*" "$1" | head -1 | sed 's/.*on //') && [[ -n $u ]] && { echo "$u"; return; }
+		sleep 0.05
+	done
+	cat "$1" >&2; exit 1
+}
+serve() { # serve NAME ARGS...: starts spate serve, prints its URL
+	local name=$1; shift
+	"$work/spate" serve --listen 127.0.0.1:0 --log-level warn "$@" 2>"$work/$name.log" &
+	waitfor "$work/$name.log"
+}
+one=$(serve one --data "$work/one" --compress-delay 0)
+na=$(serve a --data "$work/na" --compress-delay 0)
+nb=$(serve b --data "$work/nb" --compress-delay 0)
+for p in "one all" "na a" "nb b"; do
+	set -- $p
+	u=${!1}
+	curl -sf -T "$work/$2.ndjson" "$u/api/v1/ingest?_stream_fields=service" >/dev/null
+done
+fan=$(serve fan --select-peers "$na,$nb")
+sleep 3 # sealed segments compressed and indexed
+queries=(
+	'* | stats by (service) count()'
+	'status:>=500 | stats by (service) count(), avg(latency_ms), quantile(0.95, latency_ms)'
+	'level:=error | stats count()'
+	'* | stats by (path) sum(bytes) | sort by (sum(bytes)) desc | limit 10'
+	'* | stats count_uniq(user_id)'
+	'level:error | sort by (_time) desc | limit 10'
+)
+ask() { curl -sf "$1/select/logsql/query" --data-urlencode "query=$2"; }
+printf '%-90s %9s %9s %6s\n' query single fan-out ratio
+for q in "${queries[@]}"; do
+	if [[ $(ask "$one" "$q" | sort) != $(ask "$fan" "$q" | sort) ]]; then
+		echo "answers differ for: $q" >&2
+		diff <(ask "$one" "$q" | sort) <(ask "$fan" "$q" | sort) | head -5 >&2
+	fi
+	s=() f=()
+	for _ in $(seq "$REPEAT"); do
+		s+=("$(curl -s -o /dev/null -w '%{time_total}' "$one/select/logsql/query" --data-urlencode "query=$q")")
+		f+=("$(curl -s -o /dev/null -w '%{time_total}' "$fan/select/logsql/query" --data-urlencode "query=$q")")
+	done
+	ms=$(printf '%s\n' "${s[@]}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+	mf=$(printf '%s\n' "${f[@]}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+	printf '%-90s %8.3fs %8.3fs %5.2fx\n' "$q" "$ms" "$mf" "$(awk -v a="$mf" -v b="$ms" 'BEGIN {print a / b}')"
+done
