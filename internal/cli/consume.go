@@ -44,7 +44,9 @@ type consumeOpts struct {
 
 func newConsumeCmd() *cobra.Command {
 	o := &consumeOpts{
-		maxQueue:    segment.DefaultMaxQueueBytes,
+		// Store requests of a quarter of it, 32 MiB: bigger batches share
+		// each fsync (8 MiB ones made the node 0.7x as fast here).
+		maxQueue:    2 * segment.DefaultMaxQueueBytes,
 		segmentSize: segment.DefaultMaxSegmentBytes,
 		queryMemory: server.DefaultQueryMemory,
 	}
@@ -205,7 +207,7 @@ func runConsume(ctx context.Context, o *consumeOpts, stderr io.Writer) error {
 		Brokers: splitBrokers(o.brokers), Topic: o.topic, Group: o.group,
 		InstanceID: instance, SessionTimeout: o.sessionTimeout, CommitInterval: o.commitInterval,
 		Store: srv.Store(), DeadLetterTopic: o.deadLetter,
-		MaxRequestBytes: int(min(8<<20, max(int64(o.maxQueue)/4, 1<<20))),
+		MaxRequestBytes: int(min(32<<20, max(int64(o.maxQueue)/4, 1<<20))),
 		Logger:          log, Opts: kopts,
 	})
 	if err != nil {

@@ -485,6 +485,25 @@ func (t *groupTable) presize(n int) {
 	}
 }
 
+// reserve makes room for n more groups whose keys hold keyBytes bytes,
+// so that adding them rehashes at most once, here, and copies no keys:
+// for a merge that knows how many groups are coming (an upper bound:
+// some may already be in the table).
+func (t *groupTable) reserve(n, keyBytes int) {
+	if n <= 0 {
+		return
+	}
+	t.keys = slices.Grow(t.keys, keyBytes)
+	t.off = slices.Grow(t.off, n)
+	want := max(64, 1<<bits.Len(uint(2*(len(t.off)+n))))
+	if want > len(t.slots) {
+		if !t.seeded {
+			t.seed, t.seeded = groupSeed, true
+		}
+		t.rehash(want)
+	}
+}
+
 // hash returns group g's key hash.
 func (t *groupTable) hash(g int) uint64 { return maphash.Bytes(t.seed, t.key(g)) }
 

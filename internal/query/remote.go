@@ -10,6 +10,7 @@ package query
 //
 //	"spate-partial-1\n"
 //	uvarint len, the stats pipe's text      (both sides must agree)
+//	uvarint groups, uvarint bytes of their keys  (so that the merge sizes its table once)
 //	per group: 1, uvarint len, group key, then per function: uvarint len, state
 //	0, uvarint count, then that many uvarint len + text: approximations noted
 //
@@ -128,6 +129,9 @@ func (rp *RemotePlan) NewMerger(opts Options, sink Sink) (*Merger, error) {
 
 // AddPartial merges one node's partial stats state, read from r to its
 // end, group by group: the merge holds the merged groups, not each node's.
+// Streams merge one at a time (the table is not sharded): a stream holds
+// the merge for as long as it takes to read, so give it one that is in
+// memory (as spate serve does) rather than a slow connection.
 func (m *Merger) AddPartial(r io.Reader) error {
 	if !m.rp.Partial {
 		return errors.New("BUG: AddPartial on a plan without partial stats")
@@ -144,6 +148,14 @@ func (m *Merger) AddPartial(r io.Reader) error {
 	if want := m.rp.stats.String(); string(sig) != want {
 		return fmt.Errorf("%w: the node ran %q, not %q", errPartialFormat, sig, want)
 	}
+	groups, err1 := binary.ReadUvarint(br)
+	keyBytes, err2 := binary.ReadUvarint(br)
+	if err1 != nil || err2 != nil || groups > maxBlob || keyBytes > maxBlob {
+		return fmt.Errorf("%w: bad group count", errPartialFormat)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.sp.tab.reserve(int(groups), int(keyBytes))
 	var key, state []byte
 	for {
 		tag, err := br.ReadByte()
@@ -155,21 +167,15 @@ func (m *Merger) AddPartial(r io.Reader) error {
 			if err != nil || n > 1000 {
 				return fmt.Errorf("%w: bad trailer", errPartialFormat)
 			}
-			var notes []string
 			for range n {
 				b, err := readBlob(br, nil)
 				if err != nil {
 					return err
 				}
-				notes = append(notes, string(b))
-			}
-			m.mu.Lock()
-			for _, s := range notes {
-				if !slices.Contains(m.notes, s) {
-					m.notes = append(m.notes, s)
+				if !slices.Contains(m.notes, string(b)) {
+					m.notes = append(m.notes, string(b))
 				}
 			}
-			m.mu.Unlock()
 			return nil
 		}
 		if tag != 1 {
@@ -178,10 +184,7 @@ func (m *Merger) AddPartial(r io.Reader) error {
 		if key, err = readBlob(br, key[:0]); err != nil {
 			return err
 		}
-		m.mu.Lock()
-		err = m.mergeGroup(br, key, &state)
-		m.mu.Unlock()
-		if err != nil {
+		if err := m.mergeGroup(br, key, &state); err != nil {
 			return err
 		}
 	}
@@ -313,6 +316,8 @@ func (s *statsProc) writePartial(w io.Writer, notes []string) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	buf := append([]byte(partialMagic), 0)[:len(partialMagic)]
 	buf = appendBlob(buf, []byte(s.st.String()))
+	buf = binary.AppendUvarint(buf, uint64(s.tab.len()))
+	buf = binary.AppendUvarint(buf, uint64(len(s.tab.keys)))
 	var state []byte
 	for g := 0; g < s.tab.len(); g++ {
 		buf = append(buf, 1)
@@ -401,6 +406,11 @@ func (c *stateColumn) appendState(dst []byte, g int) []byte {
 }
 
 func (c *stateColumn) mergeState(g int, src []byte) error {
+	if m, ok := c.states[g].(encodedMerger); ok {
+		if done, err := m.mergeEncoded(src); done || err != nil {
+			return err
+		}
+	}
 	st := c.newFunc()
 	sc, ok := st.(stateCodec)
 	if !ok {
@@ -411,6 +421,14 @@ func (c *stateColumn) mergeState(g int, src []byte) error {
 	}
 	c.states[g].merge(st)
 	return nil
+}
+
+// encodedMerger is a statsState that can fold an encoded state into
+// itself without decoding it into a state of its own first (a set:
+// insert each value). done is false when it cannot (a sketch), and the
+// state is then decoded and merged.
+type encodedMerger interface {
+	mergeEncoded(src []byte) (done bool, err error)
 }
 
 // stateReader reads the fields of one encoded state.
@@ -554,6 +572,35 @@ func (s *uniqState) decodeState(src []byte) error {
 	return r.end()
 }
 
+func (s *uniqState) mergeEncoded(src []byte) (bool, error) {
+	if len(src) == 0 || src[0] != 0 || s.hll != nil {
+		return false, nil
+	}
+	r := stateReader{b: src[1:]}
+	n := r.count()
+	for range n {
+		k := r.bytes()
+		if r.err != nil {
+			break
+		}
+		if _, ok := s.set[string(k)]; ok {
+			continue
+		}
+		if s.limit > 0 && int64(len(s.set)) >= s.limit {
+			break
+		}
+		s.set[string(k)] = struct{}{}
+		s.mem.add(int64(len(k)) + 48)
+	}
+	if r.err != nil {
+		return true, r.err
+	}
+	if s.mem.sketch() {
+		s.toSketch()
+	}
+	return true, nil
+}
+
 func (s *quantileState) appendState(dst []byte) []byte {
 	if s.sk != nil {
 		dst = append(dst, 1)
@@ -665,6 +712,26 @@ func (s *uniqValuesState) decodeState(src []byte) error {
 		s.set[r.str()] = struct{}{}
 	}
 	return r.end()
+}
+
+func (s *uniqValuesState) mergeEncoded(src []byte) (bool, error) {
+	r := stateReader{b: src}
+	n := r.count()
+	for range n {
+		v := r.bytes()
+		if r.err != nil {
+			break
+		}
+		if _, ok := s.set[string(v)]; ok {
+			continue
+		}
+		if s.limit > 0 && int64(len(s.set)) >= s.limit {
+			break
+		}
+		s.set[string(v)] = struct{}{}
+		s.mem.add(int64(len(v)) + 48)
+	}
+	return true, r.err
 }
 
 func (s *valuesState) appendState(dst []byte) []byte {

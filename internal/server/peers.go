@@ -31,6 +31,10 @@ import (
 // missing from it).
 const partialHeader = "Spate-Partial-Response"
 
+// errMergeFailed is a peer's answer that failed half way through the
+// merge: the query fails even with AllowPartial.
+var errMergeFailed = errors.New("cannot merge the answer")
+
 // peerClient is the HTTP client for peers: no timeout of its own, the
 // query's context bounds each request.
 var peerClient = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16, ForceAttemptHTTP2: false}}
@@ -68,7 +72,12 @@ func (s *Server) runPeers(ctx context.Context, a *selectArgs, q *query.Query, si
 				if _, err := io.Copy(&buf, body); err != nil {
 					return err
 				}
-				return m.AddPartial(&buf)
+				if err := m.AddPartial(&buf); err != nil {
+					// Some of its groups may be merged: no answer
+					// can leave this peer out now.
+					return fmt.Errorf("%w: %w", errMergeFailed, err)
+				}
+				return nil
 			})
 		})
 	}
@@ -93,6 +102,9 @@ func (s *Server) runPeers(ctx context.Context, a *selectArgs, q *query.Query, si
 		var he *httpError
 		if errors.As(err, &he) && he.code == http.StatusBadRequest {
 			return query.Stats{}, err // the query itself is wrong: every peer says so
+		}
+		if errors.Is(err, errMergeFailed) {
+			return query.Stats{}, &httpError{http.StatusBadGateway, err}
 		}
 		if !s.cfg.AllowPartial {
 			return query.Stats{}, &httpError{http.StatusBadGateway, fmt.Errorf("%w (spate serve --allow-partial answers without it)", err)}
