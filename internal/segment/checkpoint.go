@@ -226,7 +226,7 @@ func (s *Store) Marks() map[string]int64 {
 
 // Checkpointed reports whether the store keeps checkpoints (Options.
 // Checkpoint, or a checkpoint file found at Open).
-func (s *Store) Checkpointed() bool { return s.w.ckpt != nil }
+func (s *Store) Checkpointed() bool { return s.checkpointed }
 
 // writeCheckpoint is called by the writer once a batch's segments are
 // written (and, in SyncBatch, fsynced): it records the active segments'

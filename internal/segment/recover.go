@@ -326,6 +326,7 @@ func (s *Store) startCheckpoints(cp *checkpointState) error {
 		return err
 	}
 	s.w.ckpt = l
+	s.checkpointed = true
 	s.w.ckState.Active = map[string]int64{}
 	s.marks = st.Marks
 	return nil

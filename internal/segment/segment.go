@@ -304,6 +304,9 @@ type Store struct {
 	closeOnce sync.Once
 	closeErr  error
 
+	// checkpointed is set at Open and never changes; the writer owns
+	// w.ckpt, which it replaces when it rewrites the log.
+	checkpointed bool
 	// marks are the acknowledged marks (see Mark); nil without checkpoints.
 	marksMu sync.Mutex
 	marks   map[string]int64
