@@ -240,3 +240,32 @@ func httpBody(t *testing.T, u string) string {
 	}
 	return string(b)
 }
+
+// TestConsumeErrors: a missing topic stops consume at start, saying so;
+// flags' mistakes are usage errors.
+func TestConsumeErrors(t *testing.T) {
+	t.Setenv(mainEnv, "1")
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "logs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	brokers := strings.Join(c.ListenAddrs(), ",")
+	code, _, stderr := runCLI(t, "consume", "--listen", "127.0.0.1:0", "--kafka-brokers", brokers, "--kafka-topic", "nope", "--data", t.TempDir())
+	if code != ExitFailure || !strings.Contains(stderr, `the topic does not exist: "nope"`) {
+		t.Errorf("missing topic: exit %d: %s", code, stderr)
+	}
+	for _, args := range [][]string{
+		{"consume", "--kafka-brokers", brokers, "--kafka-topic", "logs"},                                                           // no --data
+		{"consume", "--kafka-brokers", brokers, "--data", t.TempDir()},                                                             // no topic
+		{"consume", "--kafka-brokers", brokers, "--kafka-topic", "logs", "--data", t.TempDir(), "--dynamic", "--instance-id", "x"}, // both
+		{"consume", "--kafka-brokers", brokers, "--kafka-topic", "logs", "--data", t.TempDir(), "--commit-interval", "0s"},
+		{"serve", "--select-peers", "http://127.0.0.1:1", "--data", t.TempDir()},
+		{"serve", "--select-peers", "127.0.0.1:1"},
+		{"serve", "--data", t.TempDir(), "--allow-partial"},
+	} {
+		if code, _, stderr := runCLI(t, args...); code != ExitUsage {
+			t.Errorf("%v: exit %d, want %d: %s", args, code, ExitUsage, stderr)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -349,4 +350,45 @@ func TestConsumerRebalance(t *testing.T) {
 		}
 	}
 	t.Logf("%d records: node a stored %d, node b %d", n, a.Stats().Records, b.Stats().Records)
+}
+
+// TestConsumerBrokerLate: a node started before any broker answers waits
+// (fetch errors are counted and logged once), then stores everything once
+// the cluster is up.
+func TestConsumerBrokerLate(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	store := openCheckpointStore(t, "")
+	con, err := NewConsumer(ConsumerConfig{Brokers: []string{addr}, Topic: "logs", Group: "late", Store: store, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	if err := con.Ping(ctx); err == nil {
+		t.Fatal("Ping answered with no broker")
+	}
+	cancel()
+	stop := runConsumer(t, con)
+	time.Sleep(500 * time.Millisecond)
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(port), kfake.SeedTopics(2, "logs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	produceSeqs(t, []string{addr}, "logs", 0, 300, 0)
+	waitUntil(t, "300 records once the broker is up", func() bool { return con.Stats().Records == 300 })
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	seqs := storedSeqs(t, store.Dir())["0-0"]
+	for i := range 300 {
+		if seqs[i] != 1 {
+			t.Fatalf("seq %d stored %d times", i, seqs[i])
+		}
+	}
 }

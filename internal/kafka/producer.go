@@ -105,6 +105,10 @@ func (p *Producer) Close() {
 // Ping reports whether a broker answers, for /readyz.
 func (p *Producer) Ping(ctx context.Context) error { return p.cl.Ping(ctx) }
 
+// InFlight returns the records handed to Kafka and not yet acknowledged
+// or failed.
+func (p *Producer) InFlight() int64 { return p.cl.BufferedProduceRecords() }
+
 // Stats returns the records acknowledged and failed, and the bytes
 // acknowledged, since the Producer was made.
 func (p *Producer) Stats() (produced, failed, bytes int64) {

@@ -73,6 +73,20 @@ func TestKafkaGateway(t *testing.T) {
 	if code := get("/select/logsql/query?query=*"); code != 404 {
 		t.Errorf("a gateway answers queries: %d", code)
 	}
+	// Everything acknowledged: nothing in flight, and the counters say so.
+	if v := readMetric(t, s, "spate_kafka_records_total"); v < 2 {
+		t.Errorf("spate_kafka_records_total %v", v)
+	}
+	inFlight := -1.0
+	mfs, _ := s.m.reg.Gather()
+	for _, mf := range mfs {
+		if mf.GetName() == "spate_kafka_records_in_flight" {
+			inFlight = mf.GetMetric()[0].GetGauge().GetValue()
+		}
+	}
+	if inFlight != 0 {
+		t.Errorf("spate_kafka_records_in_flight %v, want 0", inFlight)
+	}
 	// The cluster goes away: /readyz says so.
 	c.Close()
 	if code := get("/readyz"); code != 503 {

@@ -251,6 +251,8 @@ func New(cfg Config) (*Server, error) {
 				func() float64 { _, n, _ := k.Stats(); return float64(n) }),
 			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "spate_kafka_bytes_total", Help: "Bytes of records Kafka acknowledged (gateway)."},
 				func() float64 { _, _, n := k.Stats(); return float64(n) }),
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "spate_kafka_records_in_flight", Help: "Records handed to Kafka and not yet acknowledged (gateway)."},
+				func() float64 { return float64(k.InFlight()) }),
 		)
 	}
 	if cfg.QueryShare < 1 {
