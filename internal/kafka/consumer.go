@@ -197,6 +197,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 	}()
 	var b requestBuilder
 	b.init(c)
+	var runErr error // a store request that could not be handed over
 	for ctx.Err() == nil {
 		fetches := c.cl.PollRecords(ctx, 0)
 		if fetches.IsClientClosed() || ctx.Err() != nil {
@@ -237,6 +238,9 @@ func (c *Consumer) Run(ctx context.Context) error {
 		}
 		c.cl.AllowRebalance()
 		if err != nil {
+			if ctx.Err() == nil {
+				runErr = err
+			}
 			break
 		}
 	}
@@ -244,7 +248,11 @@ func (c *Consumer) Run(ctx context.Context) error {
 	<-waiterDone
 	fatal := c.fatalErr()
 	if fatal == nil {
-		// A last commit of what is stored; the revoke at close commits
+		fatal = runErr
+	}
+	if c.fatalErr() == nil {
+		// A last commit of what is stored (a request that could not be
+		// handed over stored nothing); the revoke at close commits
 		// too, but only if the group is still reachable.
 		cctx, ccancel := context.WithTimeout(context.Background(), 10*time.Second)
 		c.commitSync(cctx, nil)
