@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
@@ -266,6 +267,82 @@ func TestConsumeErrors(t *testing.T) {
 	} {
 		if code, _, stderr := runCLI(t, args...); code != ExitUsage {
 			t.Errorf("%v: exit %d, want %d: %s", args, code, ExitUsage, stderr)
+		}
+	}
+}
+
+// TestConsumeBrokerRestartRealBroker restarts a real broker while a
+// gateway and a storage node run (SPATE_KAFKA=HOST:PORT, and
+// SPATE_KAFKA_RESTART, a shell command that stops and starts it with its
+// data; .ci/run gives both): the node reconnects by itself, and every line
+// acknowledged before and after the restart is stored exactly once.
+func TestConsumeBrokerRestartRealBroker(t *testing.T) {
+	addr, restart := os.Getenv("SPATE_KAFKA"), os.Getenv("SPATE_KAFKA_RESTART")
+	if addr == "" || restart == "" {
+		t.Skip("SPATE_KAFKA or SPATE_KAFKA_RESTART unset: no real broker to restart")
+	}
+	t.Setenv(mainEnv, "1")
+	topic := fmt.Sprintf("spate-restart-%d", rand.Uint32())
+	gw := startServeArgs(t, "--kafka-brokers", addr, "--kafka-topic", topic, "--kafka-create-topic", "4")
+	defer gw.stop(t, syscall.SIGTERM)
+	nd := startCommand(t, "consume", "--kafka-brokers", addr, "--kafka-topic", topic, "--group", "g-"+topic, "--data", t.TempDir())
+	defer nd.stop(t, syscall.SIGTERM)
+	sent := 0
+	send := func() {
+		var b strings.Builder
+		for range 100 {
+			fmt.Fprintf(&b, `{"app":"a%d","seq":%d}`+"\n", sent%5, sent)
+			sent++
+		}
+		resp, err := http.Post(gw.url+"/insert/jsonline?_stream_fields=app", "application/x-ndjson", strings.NewReader(b.String()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("request at seq %d: %d", sent, resp.StatusCode)
+		}
+	}
+	for range 10 {
+		send()
+	}
+	out, err := exec.Command("bash", "-c", restart).CombinedOutput()
+	if err != nil {
+		t.Fatalf("restarting the broker: %v\n%s", err, out)
+	}
+	// The gateway answers 503 until it reaches the broker again.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if code, _, _ := httpGetStatus(gw.url + "/readyz"); code == 200 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the gateway is not ready 60 s after the broker restarted")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	for range 10 {
+		send()
+	}
+	deadline = time.Now().Add(90 * time.Second)
+	for {
+		rows := vlQuery(t, nd.url, "* | stats count() n", "0", "0")
+		if len(rows) == 1 && rows[0]["n"] == strconv.Itoa(sent) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the node holds %v of %d lines 90 s after the restart:\n%s", rows, sent, nd.log())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	seen := make([]int, sent)
+	for _, r := range vlQuery(t, nd.url, "* | fields seq", "0", "0") {
+		k, _ := strconv.Atoi(r["seq"])
+		seen[k]++
+	}
+	for k, c := range seen {
+		if c != 1 {
+			t.Fatalf("seq %d stored %d times", k, c)
 		}
 	}
 }
