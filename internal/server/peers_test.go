@@ -145,3 +145,21 @@ func TestSelectPeersFailures(t *testing.T) {
 		t.Errorf("a bad query: %d %s", code, body)
 	}
 }
+
+// TestSelectPeersToken: nodes that take tokens answer a front that sends
+// PeerToken (a read-only one is enough), and refuse one that does not.
+func TestSelectPeersToken(t *testing.T) {
+	_, node := newTestServer(t, Config{AuthTokens: []AuthToken{{Token: "w", Perm: PermWrite}, {Token: "r", Perm: PermRead}}})
+	if r := post(t, node.URL+"/insert/jsonline", []byte(`{"_msg":"a"}`+"\n"+`{"_msg":"b"}`+"\n"), "Authorization", "Bearer w"); r.code != 200 {
+		t.Fatalf("ingest: %d", r.code)
+	}
+	stats := q("query", "* | stats count() n")
+	_, with := newTestServer(t, Config{SelectPeers: []string{node.URL}, PeerToken: "r"})
+	if code, body := get(t, with.URL, "/select/logsql/query", stats, true); code != 200 || !strings.Contains(body, `"n":"2"`) {
+		t.Errorf("with the token: %d %s", code, body)
+	}
+	_, without := newTestServer(t, Config{SelectPeers: []string{node.URL}})
+	if code, body := get(t, without.URL, "/select/logsql/query", stats, true); code != http.StatusBadGateway || !strings.Contains(body, "401") {
+		t.Errorf("without the token: %d %s", code, body)
+	}
+}
