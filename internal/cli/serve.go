@@ -434,11 +434,9 @@ func runServe(ctx context.Context, o *serveOpts, stderr io.Writer) error {
 		}
 		cfg.AllowPartial = o.allowPartial
 		if o.peerTokenFile != "" {
-			b, err := os.ReadFile(o.peerTokenFile)
-			if err != nil {
-				return fmt.Errorf("cannot read --select-peers-token-file: %w", err)
+			if cfg.PeerToken, err = firstLine(o.peerTokenFile, "--select-peers-token-file"); err != nil {
+				return err
 			}
-			cfg.PeerToken, _, _ = strings.Cut(strings.TrimRight(string(b), "\r\n"), "\n")
 		}
 	}
 	if o.kafkaBrokers != "" {
@@ -533,17 +531,27 @@ func (k *kafkaSecFlags) add(fl *pflag.FlagSet) {
 // opts reads the password file, if any, and returns franz-go's options.
 func (k *kafkaSecFlags) opts() ([]kgo.Opt, error) {
 	if k.passFile != "" {
-		b, err := os.ReadFile(k.passFile)
-		if err != nil {
-			return nil, fmt.Errorf("cannot read --kafka-sasl-password-file: %w", err)
+		var err error
+		if k.sec.Password, err = firstLine(k.passFile, "--kafka-sasl-password-file"); err != nil {
+			return nil, err
 		}
-		k.sec.Password, _, _ = strings.Cut(strings.TrimRight(string(b), "\r\n"), "\n")
 	}
 	opts, err := k.sec.Opts()
 	if err != nil {
 		return nil, usagef("%v", err)
 	}
 	return opts, nil
+}
+
+// firstLine returns the first line of the file at path, which flag named:
+// a secret kept out of flag values, which ps would show.
+func firstLine(path, flag string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("cannot read %s: %w", flag, err)
+	}
+	line, _, _ := strings.Cut(strings.TrimRight(string(b), "\r\n"), "\n")
+	return line, nil
 }
 
 // splitBrokers splits a --kafka-brokers list.

@@ -248,9 +248,6 @@ func (c *Consumer) Run(ctx context.Context) error {
 	<-waiterDone
 	fatal := c.fatalErr()
 	if fatal == nil {
-		fatal = runErr
-	}
-	if c.fatalErr() == nil {
 		// A last commit of what is stored (a request that could not be
 		// handed over stored nothing); the revoke at close commits
 		// too, but only if the group is still reachable.
@@ -259,6 +256,9 @@ func (c *Consumer) Run(ctx context.Context) error {
 		ccancel()
 	}
 	c.cl.CloseAllowingRebalance()
+	if fatal == nil {
+		return runErr
+	}
 	return fatal
 }
 
