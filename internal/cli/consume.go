@@ -222,6 +222,10 @@ func runConsume(ctx context.Context, o *consumeOpts, stderr io.Writer) error {
 		con.Close()
 		srv.Close()
 		return fmt.Errorf("%w on %s; create it (spate serve --kafka-create-topic N makes it at the gateway)", err, o.brokers)
+	case kafka.Misconfigured(err):
+		con.Close()
+		srv.Close()
+		return fmt.Errorf("%w on %s; check --kafka-tls-ca and the --kafka-sasl flags", err, o.brokers)
 	case err != nil:
 		log.Warn("Kafka does not answer yet; the node waits for it, and /readyz is 503 until it does", "brokers", o.brokers, "err", err)
 	}

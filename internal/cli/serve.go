@@ -457,6 +457,9 @@ func runServe(ctx context.Context, o *serveOpts, stderr io.Writer) error {
 		case errors.Is(err, kafka.ErrNoTopic):
 			cfg.Kafka.Close()
 			return fmt.Errorf("%w on %s; create it, or pass --kafka-create-topic PARTITIONS", err, o.kafkaBrokers)
+		case kafka.Misconfigured(err):
+			cfg.Kafka.Close()
+			return fmt.Errorf("%w on %s; check --kafka-tls-ca and the --kafka-sasl flags", err, o.kafkaBrokers)
 		case err != nil:
 			log.Warn("Kafka does not answer yet; lines wait for it, and /readyz is 503 until it does", "brokers", o.kafkaBrokers, "err", err)
 		}

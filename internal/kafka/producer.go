@@ -239,8 +239,12 @@ func ensureTopic(ctx context.Context, cl *kgo.Client, topic string, partitions i
 	if err != nil {
 		return fmt.Errorf("cannot list Kafka topics: %w", err)
 	}
-	if t, ok := topics[topic]; ok && t.Err == nil {
+	t, ok := topics[topic]
+	switch {
+	case ok && t.Err == nil:
 		return nil
+	case ok && Misconfigured(t.Err):
+		return fmt.Errorf("cannot see the Kafka topic %q: %w", topic, t.Err)
 	}
 	if partitions <= 0 {
 		return fmt.Errorf("%w: %q", ErrNoTopic, topic)

@@ -3,10 +3,12 @@ package kafka
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
@@ -58,4 +60,32 @@ func (s Security) Opts() ([]kgo.Opt, error) {
 		return nil, fmt.Errorf("unknown Kafka SASL mechanism %q: want PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", s.SASL)
 	}
 	return opts, nil
+}
+
+// Misconfigured reports whether err, from a first contact with the
+// cluster, is a mistake in this client's own settings that waiting will
+// not cure: a broker certificate that the CA does not vouch for, a broker
+// that does not speak TLS to a TLS client, SASL credentials or a mechanism
+// the cluster refuses, or a principal it does not authorize. A broker that
+// is down or closes the connection without a reason is not (kfake, unlike
+// Kafka, answers a wrong password that way).
+func Misconfigured(err error) bool {
+	var (
+		verify *tls.CertificateVerificationError
+		record tls.RecordHeaderError
+		ca     x509.UnknownAuthorityError
+		host   x509.HostnameError
+		cert   x509.CertificateInvalidError
+	)
+	switch {
+	case errors.As(err, &verify), errors.As(err, &record), errors.As(err, &ca), errors.As(err, &host), errors.As(err, &cert):
+		return true
+	}
+	for _, k := range []error{kerr.SaslAuthenticationFailed, kerr.UnsupportedSaslMechanism, kerr.IllegalSaslState,
+		kerr.TopicAuthorizationFailed, kerr.GroupAuthorizationFailed, kerr.ClusterAuthorizationFailed} {
+		if errors.Is(err, k) {
+			return true
+		}
+	}
+	return false
 }

@@ -9,6 +9,9 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
 	"math/big"
 	"net"
 	"os"
@@ -16,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/spate-io/spate/internal/segment"
@@ -74,6 +78,29 @@ func TestSecurity(t *testing.T) {
 	for _, bad := range []Security{{SASL: "GSSAPI"}, {User: "u"}, {CAFile: ca + ".missing"}} {
 		if _, err := bad.Opts(); err == nil {
 			t.Errorf("%+v: no error", bad)
+		}
+	}
+}
+
+// TestMisconfigured: refused credentials, authorization and certificate
+// errors are the client's mistakes; a broker that is down or hangs up is
+// not.
+func TestMisconfigured(t *testing.T) {
+	for _, err := range []error{
+		fmt.Errorf("cannot list Kafka topics: %w", kerr.SaslAuthenticationFailed),
+		kerr.UnsupportedSaslMechanism, kerr.TopicAuthorizationFailed, kerr.GroupAuthorizationFailed,
+		fmt.Errorf("unable to dial: %w", &tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}),
+		x509.HostnameError{Host: "kafka-1"},
+		tls.RecordHeaderError{Msg: "first record does not look like a TLS handshake"},
+	} {
+		if !Misconfigured(err) {
+			t.Errorf("%v: not a misconfiguration", err)
+		}
+	}
+	for _, err := range []error{nil, io.EOF, context.DeadlineExceeded, errors.New("dial tcp: connection refused"),
+		kerr.NotLeaderForPartition, kerr.UnknownTopicOrPartition} {
+		if Misconfigured(err) {
+			t.Errorf("%v: a misconfiguration", err)
 		}
 	}
 }
