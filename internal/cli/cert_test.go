@@ -19,7 +19,7 @@ import (
 // testCert is a self-signed certificate for 127.0.0.1, valid for an hour,
 // written as PEM files under a test's temporary directory.
 type testCert struct {
-	certFile, keyFile string         // PEM: the certificate (also the CA) and its EC key
+	certFile, keyFile string          // PEM: the certificate (also the CA) and its EC key
 	tls               tls.Certificate // the same, for a tls.Config's Certificates
 	pool              *x509.CertPool  // trusts only this certificate
 }

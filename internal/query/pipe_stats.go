@@ -684,11 +684,30 @@ func (t *groupTable) key(g int) []byte {
 
 // findOrAdd returns k's group, adding it if new (added is then true).
 func (t *groupTable) findOrAdd(k []byte) (g int, added bool) {
+	return t.findOrAddHash(k, t.hashKey(k))
+}
+
+// hashKey returns k's hash in t, for findOrAddHash and slotFor.
+func (t *groupTable) hashKey(k []byte) uint64 {
 	if !t.seeded {
 		t.seed = groupSeed
 		t.seeded = true
 	}
-	h := maphash.Bytes(t.seed, k)
+	return maphash.Bytes(t.seed, k)
+}
+
+// slotFor loads the first slot a key of hash h probes, so that a caller
+// looking up many keys can have their cache misses overlap: load each
+// one's slot, then find each.
+func (t *groupTable) slotFor(h uint64) uint64 {
+	if len(t.slots) == 0 {
+		return 0
+	}
+	return t.slots[h&uint64(len(t.slots)-1)]
+}
+
+// findOrAddHash is findOrAdd of k, whose hashKey is h.
+func (t *groupTable) findOrAddHash(k []byte, h uint64) (g int, added bool) {
 	tag := h &^ 0xffffffff
 	if len(t.slots) == 0 {
 		t.slots = make([]uint64, 64)
@@ -708,14 +727,25 @@ func (t *groupTable) findOrAdd(k []byte) (g int, added bool) {
 		}
 	}
 	g = len(t.off)
-	t.off = append(t.off, uint64(len(t.keys)))
-	t.keys = append(t.keys, k...)
+	t.off = append(growDouble(t.off, 1), uint64(len(t.keys)))
+	t.keys = append(growDouble(t.keys, len(k)), k...)
 	if 2*(g+1) > len(t.slots) {
 		t.rehash(2 * len(t.slots))
 	} else {
 		t.slots[i] = tag | uint64(g+1)
 	}
 	return g, true
+}
+
+// growDouble returns s with room for n more elements, at least doubling
+// its capacity when it must grow. append grows large slices by 1.25x, and
+// a table of millions of groups then spends more time copying its arrays
+// than finding groups; doubling copies each element about once.
+func growDouble[S ~[]E, E any](s S, n int) S {
+	if len(s)+n <= cap(s) {
+		return s
+	}
+	return slices.Grow(s, max(n, cap(s)))
 }
 
 // rehash rebuilds the index with n slots, rehashing every key.

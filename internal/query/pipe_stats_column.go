@@ -2,6 +2,7 @@ package query
 
 import (
 	"fmt"
+	"slices"
 )
 
 // statsColumn is one stats function's state for every group of a statsProc,
@@ -9,6 +10,9 @@ import (
 type statsColumn interface {
 	// grow makes room for groups [0, n).
 	grow(n int)
+	// reserve makes capacity for n groups, so that growing to n does not
+	// copy (a merge that knows how many groups are coming).
+	reserve(n int)
 	update(g int, r *Row)
 	// merge folds group og of o (the same function of another worker)
 	// into group g.
@@ -44,6 +48,8 @@ func (c *stateColumn) grow(n int) {
 		c.states = append(c.states, c.newFunc())
 	}
 }
+
+func (c *stateColumn) reserve(n int) { c.states = slices.Grow(c.states, n-len(c.states)) }
 
 func (c *stateColumn) update(g int, r *Row) { c.states[g].update(r) }
 func (c *stateColumn) addRows(int, int64)   {}

@@ -18,6 +18,7 @@ package query
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -127,93 +128,176 @@ func (rp *RemotePlan) NewMerger(opts Options, sink Sink) (*Merger, error) {
 	return m, nil
 }
 
-// AddPartial merges one node's partial stats state, read from r to its
-// end, group by group: the merge holds the merged groups, not each node's.
-// Streams merge one at a time (the table is not sharded): a stream holds
-// the merge for as long as it takes to read, so give it one that is in
-// memory (as spate serve does) rather than a slow connection.
-func (m *Merger) AddPartial(r io.Reader) error {
+// AddPartial merges one node's complete partial stats state, group by
+// group: the merge holds the merged groups, not each node's. src is not
+// kept. States merge one at a time (the table is not sharded).
+func (m *Merger) AddPartial(src []byte) error {
 	if !m.rp.Partial {
 		return errors.New("BUG: AddPartial on a plan without partial stats")
 	}
-	br := bufio.NewReaderSize(r, 64<<10)
-	magic := make([]byte, len(partialMagic))
-	if _, err := io.ReadFull(br, magic); err != nil || string(magic) != partialMagic {
+	d := partialDecoder{b: src}
+	if !bytes.HasPrefix(src, []byte(partialMagic)) {
 		return fmt.Errorf("%w: no header", errPartialFormat)
 	}
-	sig, err := readBlob(br, nil)
+	d.pos = len(partialMagic)
+	sig, err := d.blob()
 	if err != nil {
 		return err
 	}
 	if want := m.rp.stats.String(); string(sig) != want {
 		return fmt.Errorf("%w: the node ran %q, not %q", errPartialFormat, sig, want)
 	}
-	groups, err1 := binary.ReadUvarint(br)
-	keyBytes, err2 := binary.ReadUvarint(br)
+	groups, err1 := d.uvarint()
+	keyBytes, err2 := d.uvarint()
 	if err1 != nil || err2 != nil || groups > maxBlob || keyBytes > maxBlob {
 		return fmt.Errorf("%w: bad group count", errPartialFormat)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.sp.tab.reserve(int(groups), int(keyBytes))
-	var key, state []byte
+	s := m.sp
+	s.tab.reserve(int(groups), int(keyBytes))
+	for _, c := range s.cols {
+		c.reserve(s.tab.len() + int(groups))
+	}
+	// Groups are merged in batches: first each one's key is read and
+	// hashed and its slot in the table loaded, loads that do not wait for
+	// one another, then each is found or added. With a table larger than
+	// the caches, most slots are cache misses, and this overlaps them.
+	var batch [partialBatch]partialGroup
 	for {
-		tag, err := br.ReadByte()
-		if err != nil {
-			return fmt.Errorf("%w: cut short", errPartialFormat)
-		}
-		if tag == 0 {
-			n, err := binary.ReadUvarint(br)
-			if err != nil || n > 1000 {
-				return fmt.Errorf("%w: bad trailer", errPartialFormat)
+		n := 0
+		for n < len(batch) {
+			tag, err := d.byte()
+			if err != nil {
+				return fmt.Errorf("%w: cut short", errPartialFormat)
 			}
-			for range n {
-				b, err := readBlob(br, nil)
-				if err != nil {
+			if tag == 0 {
+				break
+			}
+			if tag != 1 {
+				return fmt.Errorf("%w: bad tag %d", errPartialFormat, tag)
+			}
+			pg := &batch[n]
+			if pg.key, err = d.blob(); err != nil {
+				return err
+			}
+			pg.states = d.pos
+			for range s.cols {
+				if _, err := d.blob(); err != nil {
 					return err
 				}
-				if !slices.Contains(m.notes, string(b)) {
-					m.notes = append(m.notes, string(b))
-				}
 			}
-			return nil
+			pg.hash = s.tab.hashKey(pg.key)
+			n++
 		}
-		if tag != 1 {
-			return fmt.Errorf("%w: bad tag %d", errPartialFormat, tag)
+		var sink uint64
+		for i := range n {
+			sink += s.tab.slotFor(batch[i].hash)
 		}
-		if key, err = readBlob(br, key[:0]); err != nil {
-			return err
+		partialSink = sink
+		for i := range n {
+			if err := m.mergeGroup(&batch[i], src); err != nil {
+				return err
+			}
 		}
-		if err := m.mergeGroup(br, key, &state); err != nil {
-			return err
+		if n < len(batch) {
+			return m.readNotes(&d)
 		}
 	}
 }
 
-// mergeGroup reads one group's states from br into the group with key.
-// m.mu is held.
-func (m *Merger) mergeGroup(br *bufio.Reader, key []byte, state *[]byte) error {
+// partialBatch is how many groups AddPartial looks up at once.
+const partialBatch = 32
+
+// partialSink keeps the batched slot loads from being optimized away.
+var partialSink uint64
+
+// partialGroup is one group of a partial state being merged: its key and
+// hash, and where its states start in the stream.
+type partialGroup struct {
+	key    []byte
+	hash   uint64
+	states int
+}
+
+// readNotes reads the trailer: the node's approximation notes.
+func (m *Merger) readNotes(d *partialDecoder) error {
+	n, err := d.uvarint()
+	if err != nil || n > 1000 {
+		return fmt.Errorf("%w: bad trailer", errPartialFormat)
+	}
+	for range n {
+		b, err := d.blob()
+		if err != nil {
+			return err
+		}
+		if !slices.Contains(m.notes, string(b)) {
+			m.notes = append(m.notes, string(b))
+		}
+	}
+	return nil
+}
+
+// mergeGroup merges group pg of the stream src into the table. m.mu is
+// held.
+func (m *Merger) mergeGroup(pg *partialGroup, src []byte) error {
 	s := m.sp
-	g, added := s.tab.findOrAdd(key)
+	g, added := s.tab.findOrAddHash(pg.key, pg.hash)
 	if added {
 		for _, c := range s.cols {
 			c.grow(g + 1)
 		}
 	}
+	d := partialDecoder{b: src, pos: pg.states}
 	for i, c := range s.cols {
-		var err error
-		if *state, err = readBlob(br, (*state)[:0]); err != nil {
+		state, err := d.blob()
+		if err != nil {
 			return err
 		}
 		pc, ok := c.(partialColumn)
 		if !ok {
 			return fmt.Errorf("stats function %s cannot be merged across nodes", s.funcs[i].f.Result)
 		}
-		if err := pc.mergeState(g, *state); err != nil {
+		if err := pc.mergeState(g, state); err != nil {
 			return fmt.Errorf("%w: %s: %v", errPartialFormat, s.funcs[i].f.Result, err)
 		}
 	}
 	return nil
+}
+
+// partialDecoder reads a partial stream held in memory. The slices it
+// returns alias the stream.
+type partialDecoder struct {
+	b   []byte
+	pos int
+}
+
+func (d *partialDecoder) byte() (byte, error) {
+	if d.pos >= len(d.b) {
+		return 0, io.ErrUnexpectedEOF
+	}
+	d.pos++
+	return d.b[d.pos-1], nil
+}
+
+func (d *partialDecoder) uvarint() (uint64, error) {
+	v, n := binary.Uvarint(d.b[d.pos:])
+	if n <= 0 {
+		return 0, fmt.Errorf("%w: bad number", errPartialFormat)
+	}
+	d.pos += n
+	return v, nil
+}
+
+// blob reads a length and that many bytes.
+func (d *partialDecoder) blob() ([]byte, error) {
+	n, err := d.uvarint()
+	if err != nil || n > uint64(len(d.b)-d.pos) {
+		return nil, fmt.Errorf("%w: cut short", errPartialFormat)
+	}
+	b := d.b[d.pos : d.pos+int(n)]
+	d.pos += int(n)
+	return b, nil
 }
 
 // AddRows pushes one node's result rows, NDJSON objects of string values
@@ -355,18 +439,6 @@ func appendBlob(dst, b []byte) []byte {
 
 // maxBlob bounds one length in a partial stream, against corruption.
 const maxBlob = 1 << 30
-
-func readBlob(br *bufio.Reader, dst []byte) ([]byte, error) {
-	n, err := binary.ReadUvarint(br)
-	if err != nil || n > maxBlob {
-		return nil, fmt.Errorf("%w: bad length", errPartialFormat)
-	}
-	dst = slices.Grow(dst[:0], int(n))[:n]
-	if _, err := io.ReadFull(br, dst); err != nil {
-		return nil, fmt.Errorf("%w: cut short", errPartialFormat)
-	}
-	return dst, nil
-}
 
 // partialColumn is a statsColumn whose per-group state crosses nodes.
 type partialColumn interface {

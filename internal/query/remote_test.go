@@ -64,7 +64,7 @@ func runRemote(t testing.TB, text string, paths []string) ([]map[string]string, 
 					errs[i] = err
 					return
 				}
-				errs[i] = m.AddPartial(&b)
+				errs[i] = m.AddPartial(b.Bytes())
 				return
 			}
 			var s jsonRowsSink
@@ -168,7 +168,7 @@ func TestRemoteSketches(t *testing.T) {
 		if _, err := query.Run(context.Background(), rp.Remote, []string{p}, fileread.Config{}, query.Options{Partial: &b, Approx: true}, nil); err != nil {
 			t.Fatal(err)
 		}
-		if err := m.AddPartial(&b); err != nil {
+		if err := m.AddPartial(b.Bytes()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -205,7 +205,7 @@ func TestRemotePartialErrors(t *testing.T) {
 	}
 	full := b.Bytes()
 	for _, cut := range []int{0, 5, len(full) / 2, len(full) - 1} {
-		if err := m.AddPartial(bytes.NewReader(full[:cut])); err == nil {
+		if err := m.AddPartial(full[:cut]); err == nil {
 			t.Errorf("a stream cut at %d of %d bytes merged without an error", cut, len(full))
 		}
 	}
@@ -213,7 +213,7 @@ func TestRemotePartialErrors(t *testing.T) {
 	q2, _ := query.Parse(`* | stats by (level) count() m`, diffNow)
 	rp2 := query.PlanRemote(q2)
 	m2, _ := rp2.NewMerger(query.Options{}, &out)
-	if err := m2.AddPartial(bytes.NewReader(full)); err == nil || !strings.Contains(err.Error(), "the node ran") {
+	if err := m2.AddPartial(full); err == nil || !strings.Contains(err.Error(), "the node ran") {
 		t.Errorf("a mismatched state: %v", err)
 	}
 	// A query that does not end with its stats pipe cannot run partial.

@@ -3,6 +3,10 @@ package query_test
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/spate-io/spate/internal/fileread"
@@ -36,7 +40,7 @@ func BenchmarkMergePartial(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if err := m.AddPartial(bytes.NewReader(state.Bytes())); err != nil {
+				if err := m.AddPartial(state.Bytes()); err != nil {
 					b.Fatal(err)
 				}
 				if _, err := m.Finish(); err != nil {
@@ -44,5 +48,60 @@ func BenchmarkMergePartial(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkMergeTwoPartials measures the front of a fan-out over two
+// nodes that hold alternate lines of the same logs: both nodes' states of
+// a high-cardinality group-by (most keys on both nodes) merged, then the
+// pipes after stats, per byte of the two states.
+func BenchmarkMergeTwoPartials(b *testing.B) {
+	lines := readLines(b, writeGen(b, 17, 96<<20))
+	dir := b.TempDir()
+	var halves [2][]string
+	for i, l := range lines {
+		halves[i%2] = append(halves[i%2], l)
+	}
+	text := `* | stats by (path) sum(bytes) b | sort by (b) desc | limit 10`
+	q, err := query.Parse(text, diffNow)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rp := query.PlanRemote(q)
+	var states [2][]byte
+	size := 0
+	for i, h := range halves {
+		path := filepath.Join(dir, fmt.Sprintf("node%d.ndjson", i))
+		if err := os.WriteFile(path, []byte(strings.Join(h, "\n")+"\n"), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		var state bytes.Buffer
+		if _, err := query.Run(context.Background(), rp.Remote, []string{path}, fileread.Config{}, query.Options{Partial: &state}, nil); err != nil {
+			b.Fatal(err)
+		}
+		states[i] = state.Bytes()
+		size += state.Len()
+	}
+	b.SetBytes(int64(size))
+	b.ReportAllocs()
+	var rows int
+	for b.Loop() {
+		var out rowsSink
+		m, err := rp.NewMerger(query.Options{}, &out)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, s := range states {
+			if err := m.AddPartial(s); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if _, err := m.Finish(); err != nil {
+			b.Fatal(err)
+		}
+		rows = len(out.rows)
+	}
+	if rows != 10 {
+		b.Fatalf("%d rows, want 10", rows)
 	}
 }

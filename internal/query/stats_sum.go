@@ -3,6 +3,8 @@ package query
 // This file holds sum and avg, which share sumColumn. Its spill encoding is
 // in pipe_stats_spill.go, beside countColumn's.
 
+import "slices"
+
 // newSumColumn compiles sum and avg.
 func newSumColumn(_ *plan, _ *PipeStats, f StatsFunc, fields []string, _ *memTracker) (statsColumn, error) {
 	return &sumColumn{fields: fields, avg: f.Name == "avg"}, nil
@@ -17,10 +19,17 @@ type sumColumn struct {
 }
 
 func (c *sumColumn) grow(n int) {
-	for len(c.sum) < n {
-		c.sum = append(c.sum, 0)
-		c.n = append(c.n, 0)
+	if old := len(c.n); n > old {
+		c.sum = growDouble(c.sum, n-old)[:n]
+		c.n = growDouble(c.n, n-old)[:n]
+		clear(c.sum[old:]) // after a reset, capacity holds old values
+		clear(c.n[old:])
 	}
+}
+
+func (c *sumColumn) reserve(n int) {
+	c.sum = slices.Grow(c.sum, n-len(c.sum))
+	c.n = slices.Grow(c.n, n-len(c.n))
 }
 
 func (c *sumColumn) update(g int, r *Row) {

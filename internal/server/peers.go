@@ -72,7 +72,7 @@ func (s *Server) runPeers(ctx context.Context, a *selectArgs, q *query.Query, si
 				if _, err := io.Copy(&buf, body); err != nil {
 					return err
 				}
-				if err := m.AddPartial(&buf); err != nil {
+				if err := m.AddPartial(buf.Bytes()); err != nil {
 					// Some of its groups may be merged: no answer
 					// can leave this peer out now.
 					return fmt.Errorf("%w: %w", errMergeFailed, err)
