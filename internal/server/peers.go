@@ -39,6 +39,20 @@ var errMergeFailed = errors.New("cannot merge the answer")
 // query's context bounds each request.
 var peerClient = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16, ForceAttemptHTTP2: false}}
 
+// partialBufs holds the buffers that peers' partial states are read into:
+// a state of millions of groups is tens of MB, and growing a new buffer
+// for each (copying and zeroing it) costs the fan-out more than merging.
+var partialBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// putPartialBuf returns buf to partialBufs, unless it is larger than the
+// pool should keep between queries.
+func putPartialBuf(buf *bytes.Buffer) {
+	if buf.Cap() <= 256<<20 {
+		buf.Reset()
+		partialBufs.Put(buf)
+	}
+}
+
 // runPeers is run over the select peers.
 func (s *Server) runPeers(ctx context.Context, a *selectArgs, q *query.Query, sink query.Sink) (query.Stats, error) {
 	rp := query.PlanRemote(q)
@@ -68,8 +82,9 @@ func (s *Server) runPeers(ctx context.Context, a *selectArgs, q *query.Query, si
 				}
 				// A state is merged only once complete, so that a peer
 				// failing half way adds nothing (--allow-partial).
-				var buf bytes.Buffer
-				if _, err := io.Copy(&buf, body); err != nil {
+				buf := partialBufs.Get().(*bytes.Buffer)
+				defer putPartialBuf(buf)
+				if _, err := buf.ReadFrom(body); err != nil {
 					return err
 				}
 				if err := m.AddPartial(buf.Bytes()); err != nil {
