@@ -102,6 +102,7 @@ func (s *fieldSet) remove(name string) {
 // recordBuilder turns one log line into a Row holding the fields a query
 // needs. Each worker owns one; it is not safe for concurrent use.
 type recordBuilder struct {
+	_          falseSharingPad // see workerState
 	it         ndjson.Iter
 	need       fieldSet
 	needMsg    bool // _msg is needed
@@ -146,6 +147,7 @@ type recordBuilder struct {
 	// badTimeField its field, for the report; the executor adds where.
 	badTime, badTimeField string
 	earlyLines            int64 // lines the filter rejected before their end (see build)
+	_                     falseSharingPad
 }
 
 // renamedCount counts lines whose field name became _msg or _time; name is
