@@ -84,6 +84,8 @@ var diffQueries = []struct {
 	{q: `NOT (level:info OR level:debug) | stats by (level) count() n`},
 	{q: `service:(auth OR billing) !status:200 | stats by (service, status) count() n`},
 	{q: `* | stats by (service) count() n, count(user_id) u, count_empty(user_id) e, count_uniq(host) h`},
+	// Sets of many keys, several per group, and one cut at its limit.
+	{q: `* | stats by (service) count_uniq(user_id) limit 40 ul, count_uniq(path) p, count_uniq(host, level) hl`},
 	{q: `* | stats by (method) min(latency_ms) mn, max(latency_ms) mx, median(bytes) md, sum_len(path) sl`},
 	{q: `level:error | stats by (service) values(status) v, uniq_values(method) uv`},
 	{q: `* | stats row_min(latency_ms, _time, service) rmin, row_max(bytes, path, bytes) rmax`},

@@ -18,6 +18,8 @@ var benchQueries = []struct{ name, q string }{
 	{"by_service", `* | stats by (service) count()`},
 	{"status_5xx", `status:>=500 | stats by (service) count(), avg(latency_ms), quantile(0.95, latency_ms)`},
 	{"path_bytes", `* | stats by (path) sum(bytes) s | sort by (s desc) | limit 10`},
+	// Many distinct values in a few sets (count_uniq's table per group).
+	{"uniq_paths", `* | stats by (service) count_uniq(path)`},
 	// What the query API runs for limit=100 (the last 100 logs).
 	{"last_100", `* | sort by (_time) desc limit 100`},
 }

@@ -706,11 +706,33 @@ func (t *groupTable) slotFor(h uint64) uint64 {
 	return t.slots[h&uint64(len(t.slots)-1)]
 }
 
+// find returns k's group, if k is in t.
+func (t *groupTable) find(k []byte) (g int, ok bool) {
+	if len(t.slots) == 0 {
+		return 0, false
+	}
+	h := t.hashKey(k)
+	tag := h &^ 0xffffffff
+	mask := uint64(len(t.slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		sl := t.slots[i]
+		if sl == 0 {
+			return 0, false
+		}
+		if sl&^0xffffffff == tag {
+			if g := int(uint32(sl) - 1); string(t.key(g)) == string(k) {
+				return g, true
+			}
+		}
+	}
+}
+
 // findOrAddHash is findOrAdd of k, whose hashKey is h.
 func (t *groupTable) findOrAddHash(k []byte, h uint64) (g int, added bool) {
 	tag := h &^ 0xffffffff
 	if len(t.slots) == 0 {
-		t.slots = make([]uint64, 64)
+		// Small: count_uniq keeps a table per group, often of a few keys.
+		t.slots = make([]uint64, 8)
 	}
 	mask := uint64(len(t.slots) - 1)
 	i := h & mask

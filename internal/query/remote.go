@@ -620,9 +620,9 @@ func (s *uniqState) appendState(dst []byte) []byte {
 		return append(append(dst, 1), b...)
 	}
 	dst = append(dst, 0)
-	dst = binary.AppendUvarint(dst, uint64(len(s.set)))
-	for k := range s.set {
-		dst = appendStr(dst, k)
+	dst = binary.AppendUvarint(dst, uint64(s.set.len()))
+	for g := range s.set.len() {
+		dst = appendBlob(dst, s.set.key(g))
 	}
 	return dst
 }
@@ -633,13 +633,17 @@ func (s *uniqState) decodeState(src []byte) error {
 	}
 	if src[0] == 1 {
 		s.hll = hyperloglog.New16()
-		s.set = nil
+		s.set = groupTable{}
 		return s.hll.UnmarshalBinary(src[1:])
 	}
 	r := stateReader{b: src[1:]}
 	n := r.count()
 	for range n {
-		s.set[r.str()] = struct{}{}
+		k := r.bytes()
+		if r.err != nil {
+			break
+		}
+		s.set.findOrAdd(k)
 	}
 	return r.end()
 }
@@ -655,14 +659,15 @@ func (s *uniqState) mergeEncoded(src []byte) (bool, error) {
 		if r.err != nil {
 			break
 		}
-		if _, ok := s.set[string(k)]; ok {
+		if s.limit > 0 && int64(s.set.len()) >= s.limit {
+			if _, ok := s.set.find(k); !ok {
+				break
+			}
 			continue
 		}
-		if s.limit > 0 && int64(len(s.set)) >= s.limit {
-			break
+		if _, added := s.set.findOrAdd(k); added {
+			s.mem.add(int64(len(k)) + 48)
 		}
-		s.set[string(k)] = struct{}{}
-		s.mem.add(int64(len(k)) + 48)
 	}
 	if r.err != nil {
 		return true, r.err

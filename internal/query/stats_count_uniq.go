@@ -25,14 +25,14 @@ func newCountUniqColumn(_ *plan, _ *PipeStats, f StatsFunc, fields []string, mem
 type uniqState struct {
 	fields []string
 	limit  int64
-	set    map[string]struct{}
+	set    groupTable // the distinct value tuples, as keys (until hll)
 	hll    *hyperloglog.Sketch
 	mem    *memTracker
 	key    []byte
 }
 
 func newUniqState(fields []string, limit int64, mem *memTracker) *uniqState {
-	return &uniqState{fields: fields, limit: limit, set: map[string]struct{}{}, mem: mem}
+	return &uniqState{fields: fields, limit: limit, mem: mem}
 }
 
 func (s *uniqState) update(r *Row) {
@@ -60,13 +60,19 @@ func (s *uniqState) update(r *Row) {
 		s.hll.Insert(k)
 		return
 	}
-	if _, ok := s.set[string(k)]; ok {
+	s.add(k)
+}
+
+// add adds the value tuple k (copied), unless the set is at its limit.
+func (s *uniqState) add(k []byte) {
+	if s.limit > 0 && int64(s.set.len()) >= s.limit {
+		if _, ok := s.set.find(k); !ok {
+			return
+		}
+	}
+	if _, added := s.set.findOrAdd(k); !added {
 		return
 	}
-	if s.limit > 0 && int64(len(s.set)) >= s.limit {
-		return
-	}
-	s.set[string(k)] = struct{}{}
 	s.mem.add(int64(len(k)) + 48)
 	if s.mem.sketch() {
 		s.toSketch()
@@ -78,10 +84,10 @@ func (s *uniqState) toSketch() {
 		return
 	}
 	s.hll = hyperloglog.New16()
-	for k := range s.set {
-		s.hll.Insert([]byte(k))
+	for g := range s.set.len() {
+		s.hll.Insert(s.set.key(g))
 	}
-	s.set = nil
+	s.set = groupTable{}
 	s.mem.note("count_uniq")
 }
 
@@ -93,11 +99,11 @@ func (s *uniqState) merge(o statsState) {
 		_ = s.hll.Merge(os.hll) // both are New16 sketches: Merge cannot fail
 		return
 	}
-	for k := range os.set {
-		if s.limit > 0 && int64(len(s.set)) >= s.limit {
+	for g := range os.set.len() {
+		if s.limit > 0 && int64(s.set.len()) >= s.limit {
 			break
 		}
-		s.set[k] = struct{}{}
+		s.set.findOrAdd(os.set.key(g))
 	}
 }
 
@@ -109,5 +115,5 @@ func (s *uniqState) result() string {
 		}
 		return formatNumber(float64(n))
 	}
-	return formatNumber(float64(len(s.set)))
+	return formatNumber(float64(s.set.len()))
 }
