@@ -56,7 +56,7 @@ VictoriaLogs is --victoria-logs, else victoria-logs in PATH or in
 $HOME/go/bin (go install github.com/VictoriaMetrics/VictoriaLogs/app/victoria-logs@v1.52.1).
 Without it, spate's times are reported alone.
 
-Targets (issue 17): every query within 2x of VictoriaLogs' time, needle
+What it aims at: every query within 2x of VictoriaLogs' time, needle
 queries (level:=error, a word, a trace id) no slower; disk (segments and
 sidecars) at most 2.5x VictoriaLogs'; index building at most 20% of the CPU
 that ingestion uses.`,
