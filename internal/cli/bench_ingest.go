@@ -430,8 +430,17 @@ type ingestServerStop struct {
 // for the line in which it says where it listens. The server's stderr is
 // kept (its last lines) for error messages, not shown.
 func spawnServe(ctx context.Context, exe string, args []string) (*ingestServer, error) {
+	return spawnServeEnv(ctx, exe, args, nil)
+}
+
+// spawnServeEnv is spawnServe with env (NAME=VALUE) added to the
+// environment.
+func spawnServeEnv(ctx context.Context, exe string, args, env []string) (*ingestServer, error) {
 	s := &ingestServer{stderr: newLineTail(20), exited: make(chan struct{})}
 	s.cmd = exec.Command(exe, args...)
+	if env != nil {
+		s.cmd.Env = append(os.Environ(), env...)
+	}
 	s.cmd.Stderr = s.stderr
 	s.cmd.WaitDelay = time.Second // do not wait for grandchildren holding stderr
 	start := time.Now()

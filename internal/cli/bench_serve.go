@@ -39,6 +39,10 @@ type benchServeOpts struct {
 	vl     string
 	noVL   bool
 	dir    string
+	// peers > 0 also stores the lines dealt over that many nodes and
+	// times the queries through a --select-peers front over them;
+	// peerCPUs sets each node's GOMAXPROCS (0: Go's default).
+	peers, peerCPUs int
 }
 
 func newBenchServeCmd() *cobra.Command {
@@ -59,16 +63,27 @@ Without it, spate's times are reported alone.
 What it aims at: every query within 2x of VictoriaLogs' time, needle
 queries (level:=error, a word, a trace id) no slower; disk (segments and
 sidecars) at most 2.5x VictoriaLogs'; index building at most 20% of the CPU
-that ingestion uses.`,
+that ingestion uses. With --peers, a query fanned out over N nodes within
+1.2x of the one node's time (on one machine the nodes share its CPUs).`,
 		Example: `  # the default run: 1 GiB, 3 rounds (a few minutes on 2 cores)
   spate bench serve
 
   # a quick look
-  spate bench serve --size 128MiB --rounds 1 --no-victoria-logs`,
+  spate bench serve --size 128MiB --rounds 1 --no-victoria-logs
+
+  # also the query fan-out: two storage nodes with half the lines each,
+  # one CPU each, under a --select-peers front, against one node
+  spate bench serve --no-victoria-logs --peers 2 --peer-cpus 1`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.rounds < 1 {
 				return usagef("--rounds must be at least 1")
+			}
+			if o.peers < 0 || o.peers == 1 || o.peers > 16 {
+				return usagef("--peers must be 0 (off) or 2 to 16")
+			}
+			if o.peerCPUs < 0 || o.peerCPUs > 0 && o.peers == 0 {
+				return usagef("--peer-cpus needs --peers, and cannot be negative")
 			}
 			return runBenchServe(cmd.Context(), o, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
@@ -80,6 +95,8 @@ that ingestion uses.`,
 	fl.StringVar(&o.vl, "victoria-logs", "", "the victoria-logs binary (default: found in PATH or $HOME/go/bin)")
 	fl.BoolVar(&o.noVL, "no-victoria-logs", false, "measure spate alone")
 	fl.StringVar(&o.dir, "dir", "", "work directory for the logs and both data directories, kept afterwards (default: a temp directory, removed)")
+	fl.IntVar(&o.peers, "peers", 0, "also deal the lines over this many spate serve nodes (line i to node i mod N) and time the queries through a spate serve --select-peers front over them, against the one node that holds them all (0: off)")
+	fl.IntVar(&o.peerCPUs, "peer-cpus", 0, "with --peers: run each node with GOMAXPROCS set to this (its share of the machine when they share one; 0: Go's default, every CPU)")
 	return cmd
 }
 
@@ -139,39 +156,24 @@ func runBenchServe(ctx context.Context, o benchServeOpts, stdout, stderr io.Writ
 		{name: "an eighth of the time, by service", q: fmt.Sprintf(`_time:[%s, %s) | stats by (service) count() n`, wlo.Format(time.RFC3339), whi.Format(time.RFC3339))},
 	}
 
-	// spate: ingest with sealing out of the way, then a restart seals,
-	// compresses and indexes every segment.
 	spDir := filepath.Join(dir, "spate")
-	os.RemoveAll(spDir)
-	sp, err := spawnServe(ctx, exe, []string{"serve", "--data", spDir, "--listen", "127.0.0.1:0", "--log-level", "warn", "--compress-delay", "1h"})
-	if err != nil {
-		return err
-	}
 	say("spate: ingest %d lines", gst.Lines)
-	cpu0, _ := benchenv.ProcessCPU(sp.cmd.Process.Pid)
-	spIngest, err := postLogs(ctx, sp.url+"/insert/jsonline?_time_field=ts&_msg_field=msg", logs)
-	cpu1, _ := benchenv.ProcessCPU(sp.cmd.Process.Pid)
-	ingestCPU := (cpu1 - cpu0).Seconds()
-	if err != nil {
-		sp.kill()
-		return fmt.Errorf("spate ingest: %w", err)
-	}
-	if _, err := sp.stop(); err != nil {
-		return err
-	}
-	sp, err = spawnServe(ctx, exe, []string{"serve", "--data", spDir, "--listen", "127.0.0.1:0", "--log-level", "warn", "--compress-delay", "0s"})
+	sp, st, err := storeSealed(ctx, exe, spDir, logs, nil)
 	if err != nil {
 		return err
 	}
 	defer sp.kill()
-	sealStart := time.Now()
-	if err := waitSealed(ctx, spDir, 10*time.Minute); err != nil {
-		return err
-	}
-	sealSec := time.Since(sealStart).Seconds()
-	sealCPUd, _ := benchenv.ProcessCPU(sp.cmd.Process.Pid)
-	sealCPU := sealCPUd.Seconds()
+	spIngest, ingestCPU, sealSec, sealCPU := st.ingestSec, st.ingestCPU, st.sealSec, st.sealCPU
 	say("spate: ingested in %.2f s, sealed (compressed and indexed) in %.2f s", spIngest, sealSec)
+
+	var fan *fanout
+	if o.peers > 0 {
+		say("fan-out: deal the lines over %d nodes", o.peers)
+		if fan, err = startFanout(ctx, exe, dir, logs, o.peers, o.peerCPUs); err != nil {
+			return err
+		}
+		defer fan.kill()
+	}
 
 	var vlURL string
 	var vlIngest float64
@@ -218,19 +220,27 @@ func runBenchServe(ctx context.Context, o benchServeOpts, stdout, stderr io.Writ
 	}
 
 	type result struct {
-		sp, vl float64
-		agree  string
+		sp, vl, fan float64
+		agree       string
+		fanAgree    string
 	}
 	results := make([]result, len(queries))
 	for i, q := range queries {
-		var spT, vlT []float64
-		var spAns, vlAns []byte
+		var spT, vlT, fanT []float64
+		var spAns, vlAns, fanAns []byte
 		for range o.rounds {
 			t, ans, err := timeQuery(ctx, sp.url, q.q)
 			if err != nil {
 				return fmt.Errorf("spate: %s: %w", q.q, err)
 			}
 			spT, spAns = append(spT, t), ans
+			if fan != nil {
+				t, ans, err := timeQuery(ctx, fan.front.url, q.q)
+				if err != nil {
+					return fmt.Errorf("fan-out: %s: %w", q.q, err)
+				}
+				fanT, fanAns = append(fanT, t), ans
+			}
 			if vlURL != "" {
 				t, ans, err := timeQuery(ctx, vlURL, q.q)
 				if err != nil {
@@ -240,6 +250,11 @@ func runBenchServe(ctx context.Context, o benchServeOpts, stdout, stderr io.Writ
 			}
 		}
 		r := result{sp: median(spT), agree: "-"}
+		if fan != nil {
+			r.fan = median(fanT)
+			r.fanAgree = compareAnswers(spAns, fanAns, q.rows)
+			say("%s: one node %.3f s, %d nodes + front %.3f s, %s", q.name, r.sp, o.peers, r.fan, r.fanAgree)
+		}
 		if vlURL != "" {
 			r.vl = median(vlT)
 			r.agree = compareAnswers(spAns, vlAns, q.rows)
@@ -294,7 +309,164 @@ func runBenchServe(ctx context.Context, o benchServeOpts, stdout, stderr io.Writ
 	fmt.Fprintf(w, "| ingest (curl-like POST of the file) | %.2f s | %s | | |\n", spIngest, vlIng)
 	fmt.Fprintf(w, "| CPU: index building alone vs ingestion (spate serve, during the POST) | %.2f s | %.2f s | %.2f | <= 0.2 |\n", indexCPU, ingestCPU, indexCPU/max(ingestCPU, 1e-9))
 	fmt.Fprintf(w, "| CPU of the restart that compressed and indexed every segment | %.2f s in %.2f s | | | |\n", sealCPU, sealSec)
+	if fan == nil {
+		return nil
+	}
+	cpus := "every CPU"
+	if o.peerCPUs > 0 {
+		cpus = fmt.Sprintf("GOMAXPROCS=%d", o.peerCPUs)
+	}
+	fmt.Fprintf(w, "\nFan-out: line i stored in node i mod %d (%s each), queried through `spate serve --select-peers` over them; one node is the spate above, which holds every line; all on this machine.\n\n", o.peers, cpus)
+	fmt.Fprintf(w, "| query | one node s | %d nodes + front s | ratio | target | answers |\n", o.peers)
+	fmt.Fprintln(w, "|---|---:|---:|---:|---|---|")
+	for i, q := range queries {
+		r := results[i]
+		fmt.Fprintf(w, "| `%s` | %.3f | %.3f | %.2f | <= 1.2 | %s |\n", strings.ReplaceAll(q.q, "|", `\|`), r.sp, r.fan, r.fan/r.sp, r.fanAgree)
+	}
+	fst, err := fan.front.stop()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nThe front's peak RSS: %s (each node's state is held until merged).\n", formatSize(fst.peakRSS))
 	return nil
+}
+
+// sealedStore is what storeSealed measured.
+type sealedStore struct {
+	ingestSec, ingestCPU float64 // the POST, and the server's CPU during it
+	sealSec, sealCPU     float64 // the restart until every segment was sealed, and its CPU
+}
+
+// storeSealed stores the lines of logs in a fresh spate serve over dir
+// (with env added to its environment), then restarts it and waits until
+// every segment is sealed, compressed and indexed: ingest with sealing
+// out of the way, then the restart seals. It returns the restarted
+// server, running.
+func storeSealed(ctx context.Context, exe, dir, logs string, env []string) (*ingestServer, sealedStore, error) {
+	var st sealedStore
+	os.RemoveAll(dir)
+	sp, err := spawnServeEnv(ctx, exe, []string{"serve", "--data", dir, "--listen", "127.0.0.1:0", "--log-level", "warn", "--compress-delay", "1h"}, env)
+	if err != nil {
+		return nil, st, err
+	}
+	cpu0, _ := benchenv.ProcessCPU(sp.cmd.Process.Pid)
+	st.ingestSec, err = postLogs(ctx, sp.url+"/insert/jsonline?_time_field=ts&_msg_field=msg", logs)
+	cpu1, _ := benchenv.ProcessCPU(sp.cmd.Process.Pid)
+	st.ingestCPU = (cpu1 - cpu0).Seconds()
+	if err != nil {
+		sp.kill()
+		return nil, st, fmt.Errorf("spate ingest into %s: %w", dir, err)
+	}
+	if _, err := sp.stop(); err != nil {
+		return nil, st, err
+	}
+	sp, err = spawnServeEnv(ctx, exe, []string{"serve", "--data", dir, "--listen", "127.0.0.1:0", "--log-level", "warn", "--compress-delay", "0s"}, env)
+	if err != nil {
+		return nil, st, err
+	}
+	start := time.Now()
+	if err := waitSealed(ctx, dir, 10*time.Minute); err != nil {
+		sp.kill()
+		return nil, st, err
+	}
+	st.sealSec = time.Since(start).Seconds()
+	cpu, _ := benchenv.ProcessCPU(sp.cmd.Process.Pid)
+	st.sealCPU = cpu.Seconds()
+	return sp, st, nil
+}
+
+// fanout is storage nodes and a --select-peers front over them.
+type fanout struct {
+	nodes []*ingestServer
+	front *ingestServer
+}
+
+// startFanout deals the lines of logs over n files (line i to file i mod
+// n) under dir, stores each in a sealed node (GOMAXPROCS=cpus when cpus >
+// 0) and starts a front over them.
+func startFanout(ctx context.Context, exe, dir, logs string, n, cpus int) (*fanout, error) {
+	parts, err := dealLines(logs, dir, n)
+	if err != nil {
+		return nil, err
+	}
+	var env []string
+	if cpus > 0 {
+		env = []string{fmt.Sprintf("GOMAXPROCS=%d", cpus)}
+	}
+	f := &fanout{}
+	var urls []string
+	for i, part := range parts {
+		nd, _, err := storeSealed(ctx, exe, filepath.Join(dir, fmt.Sprintf("node%d", i)), part, env)
+		if err != nil {
+			f.kill()
+			return nil, fmt.Errorf("node %d: %w", i, err)
+		}
+		f.nodes = append(f.nodes, nd)
+		urls = append(urls, nd.url)
+	}
+	if f.front, err = spawnServe(ctx, exe, []string{"serve", "--select-peers", strings.Join(urls, ","), "--listen", "127.0.0.1:0", "--log-level", "warn"}); err != nil {
+		f.kill()
+		return nil, err
+	}
+	return f, nil
+}
+
+// kill ends the front and the nodes that are still running.
+func (f *fanout) kill() {
+	if f.front != nil {
+		f.front.kill()
+	}
+	for _, nd := range f.nodes {
+		nd.kill()
+	}
+}
+
+// dealLines writes line i of path to the (i mod n)th of n files under
+// dir, and returns their paths.
+func dealLines(path, dir string, n int) ([]string, error) {
+	in, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer in.Close()
+	paths := make([]string, n)
+	outs := make([]*bufio.Writer, n)
+	files := make([]*os.File, n)
+	for i := range n {
+		paths[i] = filepath.Join(dir, fmt.Sprintf("logs.node%d.ndjson", i))
+		if files[i], err = os.Create(paths[i]); err != nil {
+			return nil, err
+		}
+		defer files[i].Close()
+		outs[i] = bufio.NewWriterSize(files[i], 1<<20)
+	}
+	br := bufio.NewReaderSize(in, 1<<20)
+	for i := 0; ; i++ {
+		line, err := br.ReadSlice('\n')
+		if len(line) > 0 {
+			if _, werr := outs[i%n].Write(line); werr != nil {
+				return nil, werr
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err == bufio.ErrBufferFull {
+			return nil, fmt.Errorf("%s: a line longer than 1 MiB near line %d", path, i+1)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	for i, w := range outs {
+		if err := w.Flush(); err != nil {
+			return nil, err
+		}
+		if err := files[i].Close(); err != nil {
+			return nil, err
+		}
+	}
+	return paths, nil
 }
 
 // findVictoriaLogs returns the victoria-logs binary to use: given, in

@@ -13,7 +13,7 @@ import (
 func TestBenchServe(t *testing.T) {
 	t.Setenv(mainEnv, "1") // spate serve re-executed from this binary acts as spate
 	work := t.TempDir()
-	args := []string{"bench", "serve", "--size", "4MiB", "--rounds", "1", "--dir", work}
+	args := []string{"bench", "serve", "--size", "4MiB", "--rounds", "1", "--dir", work, "--peers", "2", "--peer-cpus", "1"}
 	vl := os.Getenv("SPATE_VICTORIALOGS")
 	if vl != "" {
 		args = append(args, "--victoria-logs", vl)
@@ -37,7 +37,19 @@ func TestBenchServe(t *testing.T) {
 	if strings.Contains(report, "DIFFER") || strings.Contains(report, "cannot compare") {
 		t.Errorf("answers differ:\n%s", report)
 	}
-	if vl != "" && strings.Count(report, "| same") < 7 {
+	// The fan-out's table: every query through the front, answers equal
+	// to the one node's.
+	_, fanTable, ok := strings.Cut(report, "| query | one node s | 2 nodes + front s |")
+	if !ok {
+		t.Fatalf("no fan-out table:\n%s", report)
+	}
+	if n := strings.Count(fanTable, "| same"); n < 8 {
+		t.Errorf("fan-out answers: %d of 8 the same:\n%s", n, fanTable)
+	}
+	if !strings.Contains(fanTable, "The front's peak RSS:") {
+		t.Errorf("no front RSS:\n%s", fanTable)
+	}
+	if vl != "" && strings.Count(report, "| same")-strings.Count(fanTable, "| same") < 7 {
 		t.Errorf("answers not compared with VictoriaLogs:\n%s", report)
 	}
 	// --dir keeps the logs and the data directories.
@@ -46,7 +58,9 @@ func TestBenchServe(t *testing.T) {
 			t.Errorf("--dir: %v", err)
 		}
 	}
-	if code, _, _ := runCLI(t, "bench", "serve", "--rounds", "0"); code != ExitUsage {
-		t.Errorf("--rounds 0: exit %d, want usage", code)
+	for _, bad := range [][]string{{"--rounds", "0"}, {"--peers", "1"}, {"--peers", "-2"}, {"--peer-cpus", "1"}} {
+		if code, _, _ := runCLI(t, append([]string{"bench", "serve"}, bad...)...); code != ExitUsage {
+			t.Errorf("%v: exit %d, want usage", bad, code)
+		}
 	}
 }
