@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/spate-io/spate/internal/testcert"
 	"github.com/twmb/franz-go/pkg/kfake"
 )
 
@@ -24,9 +25,9 @@ func TestConsumeTLSSASL(t *testing.T) {
 		t.Skip("spawns processes")
 	}
 	t.Setenv(mainEnv, "1")
-	cert := newTestCert(t, "kfake")
+	cert := testcert.New(t, "kfake")
 	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "logs"),
-		kfake.TLS(&tls.Config{Certificates: []tls.Certificate{cert.tls}}),
+		kfake.TLS(&tls.Config{Certificates: []tls.Certificate{cert.TLS}}),
 		kfake.EnableSASL(), kfake.Superuser("SCRAM-SHA-512", "node", "s3cret"))
 	if err != nil {
 		t.Fatal(err)
@@ -38,7 +39,7 @@ func TestConsumeTLSSASL(t *testing.T) {
 	os.WriteFile(wrong, []byte("guess\n"), 0o600)
 	brokers := strings.Join(c.ListenAddrs(), ",")
 	sec := func(passFile string) []string {
-		return []string{"--kafka-brokers", brokers, "--kafka-topic", "logs", "--kafka-tls-ca", cert.certFile,
+		return []string{"--kafka-brokers", brokers, "--kafka-topic", "logs", "--kafka-tls-ca", cert.CertFile,
 			"--kafka-sasl", "SCRAM-SHA-512", "--kafka-sasl-user", "node", "--kafka-sasl-password-file", passFile}
 	}
 

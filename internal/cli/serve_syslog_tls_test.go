@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/spate-io/spate/internal/testcert"
 )
 
 // TestServeSyslogTLS: serve --syslog-tcp with --syslog-tls-cert and
@@ -17,15 +19,15 @@ import (
 func TestServeSyslogTLS(t *testing.T) {
 	t.Setenv(mainEnv, "1")
 	dir := t.TempDir()
-	cert := newTestCert(t, "spate syslog test")
-	certFile, keyFile := cert.certFile, cert.keyFile
+	cert := testcert.New(t, "spate syslog test")
+	certFile, keyFile := cert.CertFile, cert.KeyFile
 
 	addr := freeAddr(t)
 	srv := startServe(t, filepath.Join(dir, "data"), "--syslog-tcp", addr, "--syslog-tls-cert", certFile, "--syslog-tls-key", keyFile)
 	if !strings.Contains(srv.log(), "syslog on tls://"+addr) {
 		t.Errorf("serve does not say it takes TLS:\n%s", srv.log())
 	}
-	c, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: cert.pool, ServerName: "127.0.0.1"})
+	c, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: cert.Pool, ServerName: "127.0.0.1"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,20 +2,11 @@ package kafka
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
-	"math/big"
-	"net"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -23,26 +14,16 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/spate-io/spate/internal/segment"
+	"github.com/spate-io/spate/internal/testcert"
 )
 
 // TestSecurity: a cluster with TLS and SCRAM takes records from a producer
 // with the right CA, mechanism and password, and refuses a wrong password.
 func TestSecurity(t *testing.T) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "kfake"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, KeyUsage: x509.KeyUsageDigitalSignature}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca := filepath.Join(t.TempDir(), "ca.pem")
-	os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
+	cert := testcert.New(t, "kfake")
+	ca := cert.CertFile
 	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "logs"),
-		kfake.TLS(&tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}),
+		kfake.TLS(&tls.Config{Certificates: []tls.Certificate{cert.TLS}}),
 		kfake.EnableSASL(), kfake.Superuser("SCRAM-SHA-256", "spate", "s3cret"))
 	if err != nil {
 		t.Fatal(err)

@@ -2,23 +2,19 @@ package syslog
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"math/big"
 	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/spate-io/spate/internal/testcert"
 )
 
 // serveTCP runs ServeTCP on a fresh 127.0.0.1 listener (wrapped by wrap,
@@ -249,41 +245,11 @@ func TestServeTCPSinkError(t *testing.T) {
 	}
 }
 
-// selfSigned returns a TLS certificate for 127.0.0.1 and a pool trusting
-// it.
-func selfSigned(t *testing.T) (tls.Certificate, *x509.CertPool) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "spate test"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(time.Hour),
-		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AddCert(cert)
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, pool
-}
-
 // TestServeTCPTLS serves over tls.NewListener: octet-counted and
 // '\n'-ended messages, and the idle flush, work as over plain TCP.
 func TestServeTCPTLS(t *testing.T) {
-	cert, pool := selfSigned(t)
+	c := testcert.New(t, "spate test")
+	cert, pool := c.TLS, c.Pool
 	col := newCollector(t)
 	var st Stats
 	addr, stop := serveTCP(t, Config{}, col.sink, &st, nil, func(ln net.Listener) net.Listener {
