@@ -97,6 +97,9 @@ type Merger struct {
 	done  bool       // a limit was reached: later rows are dropped
 	rows  int64
 	notes []string
+	// slotSink sums AddPartial's batched slot loads, so that the compiler
+	// keeps them.
+	slotSink uint64
 }
 
 // NewMerger starts merging for rp with opts (those of the query, as
@@ -194,7 +197,7 @@ func (m *Merger) AddPartial(src []byte) error {
 		for i := range n {
 			sink += s.tab.slotFor(batch[i].hash)
 		}
-		partialSink = sink
+		m.slotSink += sink
 		for i := range n {
 			if err := m.mergeGroup(&batch[i], src); err != nil {
 				return err
@@ -208,9 +211,6 @@ func (m *Merger) AddPartial(src []byte) error {
 
 // partialBatch is how many groups AddPartial looks up at once.
 const partialBatch = 32
-
-// partialSink keeps the batched slot loads from being optimized away.
-var partialSink uint64
 
 // partialGroup is one group of a partial state being merged: its key and
 // hash, and where its states start in the stream.
