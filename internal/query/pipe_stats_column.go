@@ -49,7 +49,7 @@ func (c *stateColumn) grow(n int) {
 	}
 }
 
-func (c *stateColumn) reserve(n int) { c.states = slices.Grow(c.states, n-len(c.states)) }
+func (c *stateColumn) reserve(n int) { c.states = slices.Grow(c.states, max(0, n-len(c.states))) }
 
 func (c *stateColumn) update(g int, r *Row) { c.states[g].update(r) }
 func (c *stateColumn) addRows(int, int64)   {}

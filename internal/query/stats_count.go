@@ -38,7 +38,7 @@ func (c *countColumn) grow(n int) {
 	}
 }
 
-func (c *countColumn) reserve(n int) { c.n = slices.Grow(c.n, n-len(c.n)) }
+func (c *countColumn) reserve(n int) { c.n = slices.Grow(c.n, max(0, n-len(c.n))) }
 
 func (c *countColumn) update(g int, r *Row) {
 	switch {

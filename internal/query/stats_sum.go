@@ -28,8 +28,8 @@ func (c *sumColumn) grow(n int) {
 }
 
 func (c *sumColumn) reserve(n int) {
-	c.sum = slices.Grow(c.sum, n-len(c.sum))
-	c.n = slices.Grow(c.n, n-len(c.n))
+	c.sum = slices.Grow(c.sum, max(0, n-len(c.sum)))
+	c.n = slices.Grow(c.n, max(0, n-len(c.n)))
 }
 
 func (c *sumColumn) update(g int, r *Row) {
