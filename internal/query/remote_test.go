@@ -209,6 +209,25 @@ func TestRemotePartialErrors(t *testing.T) {
 			t.Errorf("a stream cut at %d of %d bytes merged without an error", cut, len(full))
 		}
 	}
+	// A state of hundreds of groups (merged 32 at a time) cut anywhere:
+	// in a key, in a state, between batches, in the trailer.
+	qp, _ := query.Parse(`* | stats by (path) count() n, sum(bytes) s`, diffNow)
+	rpp := query.PlanRemote(qp)
+	var bp bytes.Buffer
+	if _, err := query.Run(context.Background(), rpp.Remote, []string{path}, fileread.Config{}, query.Options{Partial: &bp}, nil); err != nil {
+		t.Fatal(err)
+	}
+	fullp := bp.Bytes()
+	for cut := 0; cut < len(fullp); cut += 1 + cut%13 {
+		mp, _ := rpp.NewMerger(query.Options{}, &out)
+		if err := mp.AddPartial(fullp[:cut]); err == nil {
+			t.Fatalf("a %d-byte state cut at %d merged without an error", len(fullp), cut)
+		}
+	}
+	mp, _ := rpp.NewMerger(query.Options{}, &out)
+	if err := mp.AddPartial(fullp); err != nil {
+		t.Fatalf("the whole state: %v", err)
+	}
 	// Another query's state is refused.
 	q2, _ := query.Parse(`* | stats by (level) count() m`, diffNow)
 	rp2 := query.PlanRemote(q2)
