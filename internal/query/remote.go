@@ -100,6 +100,19 @@ type Merger struct {
 	// slotSink sums AddPartial's batched slot loads, so that the compiler
 	// keeps them.
 	slotSink uint64
+	// expect is how many partial states will come (Expect), added how
+	// many have.
+	expect, added int
+}
+
+// Expect says that n partial states will be added, so that the first
+// sizes the merged table for all of them (an upper bound when their groups
+// overlap: at most one state's worth of groups per node). Call it before
+// AddPartial.
+func (m *Merger) Expect(n int) {
+	m.mu.Lock()
+	m.expect = n
+	m.mu.Unlock()
 }
 
 // NewMerger starts merging for rp with opts (those of the query, as
@@ -158,9 +171,14 @@ func (m *Merger) AddPartial(src []byte) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s := m.sp
-	s.tab.reserve(int(groups), int(keyBytes))
+	// Room for this state's groups, and for as many again per state still
+	// to come (Expect): nodes' states are alike in size, and growing the
+	// table later would rehash every group merged so far.
+	more := max(1, m.expect-m.added)
+	m.added++
+	s.tab.reserve(more*int(groups), more*int(keyBytes))
 	for _, c := range s.cols {
-		c.reserve(s.tab.len() + int(groups))
+		c.reserve(s.tab.len() + more*int(groups))
 	}
 	// Groups are merged in batches: first each one's key is read and
 	// hashed and its slot in the table loaded, loads that do not wait for

@@ -67,6 +67,7 @@ func (s *Server) runPeers(ctx context.Context, a *selectArgs, q *query.Query, si
 	path := "/select/logsql/query"
 	if rp.Partial {
 		path = "/internal/select/partial"
+		m.Expect(len(s.cfg.SelectPeers))
 	}
 	form := url.Values{"query": {rp.Remote.String()}}.Encode()
 	peers := s.cfg.SelectPeers
