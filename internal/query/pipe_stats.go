@@ -290,6 +290,10 @@ type statsProc struct {
 	budget    int64
 	nextCheck int
 	spill     *spillState
+
+	// slotSink sums a merge's batched slot loads (Merger.mergeBatches),
+	// so that the compiler keeps them.
+	slotSink uint64
 }
 
 // statsFuncSpec is a compiled stats function.
@@ -608,10 +612,20 @@ func (s *statsProc) emitValues(by, vals []string) error {
 	return s.next.push(out)
 }
 
-// flushTable emits the groups of s's table: sorted by their by-values when
-// there are few, else in table order.
+// flushTable emits the groups of s's table (emitTable) and flushes the
+// pipes after it.
 func (s *statsProc) flushTable() error {
-	if s.tab.len() > maxSortedGroups {
+	if err := s.emitTable(true); err != nil {
+		return err
+	}
+	return s.next.flush()
+}
+
+// emitTable emits the groups of s's table: sorted by their by-values when
+// ordered and there are few, else in table order. A pipe after it that
+// stops the query (errStop) ends the emitting without an error.
+func (s *statsProc) emitTable(ordered bool) error {
+	if !ordered || s.tab.len() > maxSortedGroups {
 		// Many groups: emit in table order, decoding each key into a reused
 		// slice (its strings alias the table, which no longer changes).
 		var by []string
@@ -624,7 +638,7 @@ func (s *statsProc) flushTable() error {
 				return err
 			}
 		}
-		return s.next.flush()
+		return nil
 	}
 	type outGroup struct {
 		g  int
@@ -643,7 +657,7 @@ func (s *statsProc) flushTable() error {
 			return err
 		}
 	}
-	return s.next.flush()
+	return nil
 }
 
 // compareBy orders two groups' by-values (of the same stats pipe) field by

@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"slices"
 	"sync"
 
@@ -89,17 +90,21 @@ func PlanRemote(q *Query) *RemotePlan {
 // the query, writing the result rows to a sink. Its Add methods are safe
 // for concurrent use (they take turns); Finish comes after all of them.
 type Merger struct {
-	rp    *RemotePlan
-	p     *plan
-	mu    sync.Mutex
-	head  processor  // where rows go (rows mode)
-	sp    *statsProc // the merged stats (partial mode)
-	done  bool       // a limit was reached: later rows are dropped
-	rows  int64
-	notes []string
-	// slotSink sums AddPartial's batched slot loads, so that the compiler
-	// keeps them.
-	slotSink uint64
+	rp   *RemotePlan
+	p    *plan
+	mu   sync.Mutex
+	head processor  // where rows go (rows mode)
+	sp   *statsProc // the merged stats (partial mode): shards[0]
+	// With more than one shard, groups are split among the shards by hash:
+	// each merges and emits its own groups on a core of its own, into its
+	// own copy of the sort that follows the stats pipe (bars), and the
+	// sorts are merged at the end. See mergeShards.
+	shards []*statsProc
+	bars   []processor
+	dealt  [][]partialGroup // AddPartial's groups per shard, reused
+	done   bool             // a limit was reached: later rows are dropped
+	rows   int64
+	notes  []string
 	// expect is how many partial states will come (Expect), added how
 	// many have.
 	expect, added int
@@ -126,16 +131,41 @@ func (rp *RemotePlan) NewMerger(opts Options, sink Sink) (*Merger, error) {
 	m := &Merger{rp: rp, p: p}
 	var term processor = &sinkProc{sink: sink, raw: p.rawRows}
 	if rp.Partial {
-		post, err := buildChain(p, slices.Clone(rp.local), term)
-		if err != nil {
-			return nil, err
+		if n := mergeShards(rp); n > 1 {
+			rest, err := buildChain(p, slices.Clone(rp.local[1:]), term)
+			if err != nil {
+				return nil, err
+			}
+			for range n {
+				bar, err := buildChain(p, slices.Clone(rp.local[:1]), rest)
+				if err != nil {
+					return nil, err
+				}
+				if _, ok := bar.(mergeable); !ok {
+					return nil, fmt.Errorf("BUG: %T after a sharded merge is not mergeable", bar)
+				}
+				sp, err := newStatsProc(p, rp.stats, bar)
+				if err != nil {
+					return nil, err
+				}
+				m.bars = append(m.bars, bar)
+				m.shards = append(m.shards, sp.(*statsProc))
+			}
+		} else {
+			post, err := buildChain(p, slices.Clone(rp.local), term)
+			if err != nil {
+				return nil, err
+			}
+			sp, err := newStatsProc(p, rp.stats, post)
+			if err != nil {
+				return nil, err
+			}
+			m.shards = []*statsProc{sp.(*statsProc)}
 		}
-		sp, err := newStatsProc(p, rp.stats, post)
-		if err != nil {
-			return nil, err
+		for _, sp := range m.shards {
+			sp.budget = 0 // merged groups stay in memory
 		}
-		m.sp = sp.(*statsProc)
-		m.sp.budget = 0 // merged groups stay in memory
+		m.sp = m.shards[0]
 		return m, nil
 	}
 	if m.head, err = buildChain(p, slices.Clone(rp.local), term); err != nil {
@@ -146,7 +176,8 @@ func (rp *RemotePlan) NewMerger(opts Options, sink Sink) (*Merger, error) {
 
 // AddPartial merges one node's complete partial stats state, group by
 // group: the merge holds the merged groups, not each node's. src is not
-// kept. States merge one at a time (the table is not sharded).
+// kept. States merge one at a time; with shards (mergeShards), the shards
+// merge each state's groups in parallel.
 func (m *Merger) AddPartial(src []byte) error {
 	if !m.rp.Partial {
 		return errors.New("BUG: AddPartial on a plan without partial stats")
@@ -165,25 +196,69 @@ func (m *Merger) AddPartial(src []byte) error {
 	}
 	groups, err1 := d.uvarint()
 	keyBytes, err2 := d.uvarint()
-	if err1 != nil || err2 != nil || groups > maxBlob || keyBytes > maxBlob {
+	// Every group takes at least 3 bytes (tag, key length, a state's
+	// length), and its key's: counts past that are not this stream's, and
+	// must not size the tables.
+	if err1 != nil || err2 != nil || groups > uint64(len(src))/3 || keyBytes > uint64(len(src)) {
 		return fmt.Errorf("%w: bad group count", errPartialFormat)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	s := m.sp
 	// Room for this state's groups, and for as many again per state still
 	// to come (Expect): nodes' states are alike in size, and growing the
 	// table later would rehash every group merged so far.
 	more := max(1, m.expect-m.added)
 	m.added++
-	s.tab.reserve(more*int(groups), more*int(keyBytes))
-	for _, c := range s.cols {
-		c.reserve(s.tab.len() + more*int(groups))
+	if len(m.shards) == 1 {
+		s := m.sp
+		s.tab.reserve(more*int(groups), more*int(keyBytes))
+		for _, c := range s.cols {
+			c.reserve(s.tab.len() + more*int(groups))
+		}
+		if err := m.mergeStream(s, &d, src, nil); err != nil {
+			return err
+		}
+		return m.readNotes(&d)
 	}
-	// Groups are merged in batches: first each one's key is read and
-	// hashed and its slot in the table loaded, loads that do not wait for
-	// one another, then each is found or added. With a table larger than
-	// the caches, most slots are cache misses, and this overlaps them.
+	// Sharded: one pass reads every group's key and hash and deals it to
+	// its shard, then the shards merge theirs at once.
+	n := len(m.shards)
+	if m.dealt == nil {
+		m.dealt = make([][]partialGroup, n)
+	}
+	dealt := m.dealt
+	for i := range dealt {
+		dealt[i] = slices.Grow(dealt[i][:0], int(groups)/n+int(groups)/(4*n)+16)
+	}
+	if err := m.mergeStream(m.sp, &d, src, func(pg partialGroup) {
+		i := int(uint32(pg.hash>>32) % uint32(n))
+		dealt[i] = append(dealt[i], pg)
+	}); err != nil {
+		return err
+	}
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i, s := range m.shards {
+		wg.Go(func() {
+			share := len(dealt[i])
+			s.tab.reserve(more*share, more*int(keyBytes)/n)
+			for _, c := range s.cols {
+				c.reserve(s.tab.len() + more*share)
+			}
+			errs[i] = m.mergeBatches(s, dealt[i], src)
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	return m.readNotes(&d)
+}
+
+// mergeStream reads the groups of the stream d up to its trailer (d is
+// left at the trailer's count). With deal nil it merges them into s, in
+// batches; else it hands each to deal and merges nothing.
+func (m *Merger) mergeStream(s *statsProc, d *partialDecoder, src []byte, deal func(partialGroup)) error {
 	var batch [partialBatch]partialGroup
 	for {
 		n := 0
@@ -211,21 +286,56 @@ func (m *Merger) AddPartial(src []byte) error {
 			pg.hash = s.tab.hashKey(pg.key)
 			n++
 		}
-		var sink uint64
-		for i := range n {
-			sink += s.tab.slotFor(batch[i].hash)
-		}
-		m.slotSink += sink
-		for i := range n {
-			if err := m.mergeGroup(&batch[i], src); err != nil {
-				return err
+		if deal != nil {
+			for i := range n {
+				deal(batch[i])
 			}
+		} else if err := m.mergeBatches(s, batch[:n], src); err != nil {
+			return err
 		}
 		if n < len(batch) {
-			return m.readNotes(&d)
+			return nil
 		}
 	}
 }
+
+// mergeBatches merges groups into s, partialBatch at a time: first each
+// one's slot in the table is loaded, loads that do not wait for one
+// another, then each is found or added. With a table larger than the
+// caches, most slots are cache misses, and this overlaps them.
+func (m *Merger) mergeBatches(s *statsProc, groups []partialGroup, src []byte) error {
+	var sink uint64
+	for start := 0; start < len(groups); start += partialBatch {
+		batch := groups[start:min(start+partialBatch, len(groups))]
+		for i := range batch {
+			sink += s.tab.slotFor(batch[i].hash)
+		}
+		for i := range batch {
+			if err := mergeGroup(s, &batch[i], src); err != nil {
+				return err
+			}
+		}
+	}
+	s.slotSink += sink
+	return nil
+}
+
+// mergeShards returns how many shards a Merger for rp merges and emits
+// its groups in: one per core, when the stats pipe has by-fields (a pipe
+// without them has exactly one group) and is followed by a sort (which
+// puts the shards' rows back in order and merges like workers' sorts).
+func mergeShards(rp *RemotePlan) int {
+	if !rp.Partial || len(rp.stats.By) == 0 || len(rp.local) == 0 {
+		return 1
+	}
+	if _, ok := rp.local[0].(*PipeSort); !ok {
+		return 1
+	}
+	return max(1, min(runtime.GOMAXPROCS(0), maxMergeShards))
+}
+
+// maxMergeShards bounds the shards of a merge.
+const maxMergeShards = 8
 
 // partialBatch is how many groups AddPartial looks up at once.
 const partialBatch = 32
@@ -256,10 +366,8 @@ func (m *Merger) readNotes(d *partialDecoder) error {
 	return nil
 }
 
-// mergeGroup merges group pg of the stream src into the table. m.mu is
-// held.
-func (m *Merger) mergeGroup(pg *partialGroup, src []byte) error {
-	s := m.sp
+// mergeGroup merges group pg of the stream src into s.
+func mergeGroup(s *statsProc, pg *partialGroup, src []byte) error {
 	g, added := s.tab.findOrAddHash(pg.key, pg.hash)
 	if added {
 		for _, c := range s.cols {
@@ -397,7 +505,7 @@ func (m *Merger) Finish() (Stats, error) {
 	var st Stats
 	var err error
 	if m.sp != nil {
-		err = m.sp.flush()
+		err = m.flushShards()
 		st.Approximate = append(slices.Clone(m.notes), m.sp.approximations()...)
 	} else {
 		err = m.head.flush()
@@ -409,6 +517,33 @@ func (m *Merger) Finish() (Stats, error) {
 	slices.Sort(st.Approximate)
 	st.Approximate = slices.Compact(st.Approximate)
 	return st, err
+}
+
+// flushShards sends the merged groups through the rest of the query. With
+// several shards, each emits its groups into its own sort at once, and the
+// sorts are merged and flushed.
+func (m *Merger) flushShards() error {
+	if len(m.shards) == 1 {
+		return m.sp.flush()
+	}
+	errs := make([]error, len(m.shards))
+	var wg sync.WaitGroup
+	for i, s := range m.shards {
+		// In table order: the sort after the stats pipe orders the rows
+		// (and its ties by their fields, whatever order they come in).
+		wg.Go(func() { errs[i] = s.emitTable(false) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	head := m.bars[0].(mergeable)
+	for _, b := range m.bars[1:] {
+		if err := head.merge(b); err != nil {
+			return err
+		}
+	}
+	return head.flush()
 }
 
 // writePartial writes s's merged state in the partial format; the run's
