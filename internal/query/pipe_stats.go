@@ -743,6 +743,11 @@ func (t *groupTable) find(k []byte) (g int, ok bool) {
 
 // findOrAddHash is findOrAdd of k, whose hashKey is h.
 func (t *groupTable) findOrAddHash(k []byte, h uint64) (g int, added bool) {
+	if !t.seeded {
+		// h came from another table's hashKey (they share groupSeed);
+		// this one's rehash needs the seed too.
+		t.seed, t.seeded = groupSeed, true
+	}
 	tag := h &^ 0xffffffff
 	if len(t.slots) == 0 {
 		// Small: count_uniq keeps a table per group, often of a few keys.
