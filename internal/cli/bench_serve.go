@@ -312,11 +312,7 @@ func runBenchServe(ctx context.Context, o benchServeOpts, stdout, stderr io.Writ
 	if fan == nil {
 		return nil
 	}
-	cpus := "every CPU"
-	if o.peerCPUs > 0 {
-		cpus = fmt.Sprintf("GOMAXPROCS=%d", o.peerCPUs)
-	}
-	fmt.Fprintf(w, "\nFan-out: line i stored in node i mod %d (%s each), queried through `spate serve --select-peers` over them; one node is the spate above, which holds every line; all on this machine.\n\n", o.peers, cpus)
+	fmt.Fprintf(w, "\nFan-out: line i stored in node i mod %d (GOMAXPROCS %s, from their /metrics), queried through `spate serve --select-peers` over them; one node is the spate above, which holds every line; all on this machine.\n\n", o.peers, strings.Join(fan.procs, ", "))
 	fmt.Fprintf(w, "| query | one node s | %d nodes + front s | ratio | target | answers |\n", o.peers)
 	fmt.Fprintln(w, "|---|---:|---:|---:|---|---|")
 	for i, q := range queries {
@@ -379,6 +375,7 @@ func storeSealed(ctx context.Context, exe, dir, logs string, env []string) (*ing
 type fanout struct {
 	nodes []*ingestServer
 	front *ingestServer
+	procs []string // each node's GOMAXPROCS, from its /metrics
 }
 
 // startFanout deals the lines of logs over n files (line i to file i mod
@@ -403,6 +400,12 @@ func startFanout(ctx context.Context, exe, dir, logs string, n, cpus int) (*fano
 		}
 		f.nodes = append(f.nodes, nd)
 		urls = append(urls, nd.url)
+		procs, err := metricText(ctx, nd.url, "go_sched_gomaxprocs_threads")
+		if err != nil {
+			f.kill()
+			return nil, fmt.Errorf("node %d: %w", i, err)
+		}
+		f.procs = append(f.procs, procs)
 	}
 	if f.front, err = spawnServe(ctx, exe, []string{"serve", "--select-peers", strings.Join(urls, ","), "--listen", "127.0.0.1:0", "--log-level", "warn"}); err != nil {
 		f.kill()
@@ -766,6 +769,21 @@ func indexCPUSeconds(path string) (float64, error) {
 	return (benchenv.SelfCPU() - cpu0).Seconds(), nil
 }
 
+// metricText returns the value of the unlabelled metric name in the
+// server at u's /metrics, as written there ("" when it has none).
+func metricText(ctx context.Context, u, name string) (string, error) {
+	_, body, err := httpGet(ctx, u+"/metrics")
+	if err != nil {
+		return "", err
+	}
+	for line := range strings.Lines(string(body)) {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			return strings.TrimSpace(v), nil
+		}
+	}
+	return "", nil
+}
+
 // forceMergeVictoriaLogs asks VictoriaLogs to merge its parts and waits
 // until it has (vl_active_force_merges back to 0, up to 5 minutes).
 func forceMergeVictoriaLogs(ctx context.Context, u string) error {
@@ -773,16 +791,8 @@ func forceMergeVictoriaLogs(ctx context.Context, u string) error {
 		return fmt.Errorf("VictoriaLogs force_merge: %d %v %.200s", code, err, body)
 	}
 	active := func() (bool, error) {
-		_, body, err := httpGet(ctx, u+"/metrics")
-		if err != nil {
-			return false, err
-		}
-		for _, line := range strings.Split(string(body), "\n") {
-			if v, ok := strings.CutPrefix(line, "vl_active_force_merges "); ok {
-				return strings.TrimSpace(v) != "0", nil
-			}
-		}
-		return false, nil
+		v, err := metricText(ctx, u, "vl_active_force_merges")
+		return v != "" && v != "0", err
 	}
 	start := time.Now()
 	for time.Since(start) < 5*time.Minute {

@@ -46,6 +46,9 @@ func TestBenchServe(t *testing.T) {
 	if n := strings.Count(fanTable, "| same"); n < 8 {
 		t.Errorf("fan-out answers: %d of 8 the same:\n%s", n, fanTable)
 	}
+	if !strings.Contains(report, "(GOMAXPROCS 1, 1, from their /metrics)") {
+		t.Errorf("--peer-cpus 1 did not reach the nodes:\n%s", report)
+	}
 	if !strings.Contains(fanTable, "The front's peak RSS:") {
 		t.Errorf("no front RSS:\n%s", fanTable)
 	}
