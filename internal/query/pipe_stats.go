@@ -725,17 +725,23 @@ func (t *groupTable) find(k []byte) (g int, ok bool) {
 	if len(t.slots) == 0 {
 		return 0, false
 	}
-	h := t.hashKey(k)
+	g, _, ok = t.probe(k, t.hashKey(k))
+	return g, ok
+}
+
+// probe looks for k, whose hashKey is h, in t's non-empty index: its group
+// when there (ok), else the empty slot where it would go.
+func (t *groupTable) probe(k []byte, h uint64) (g int, slot uint64, ok bool) {
 	tag := h &^ 0xffffffff
 	mask := uint64(len(t.slots) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
 		sl := t.slots[i]
 		if sl == 0 {
-			return 0, false
+			return 0, i, false
 		}
 		if sl&^0xffffffff == tag {
 			if g := int(uint32(sl) - 1); string(t.key(g)) == string(k) {
-				return g, true
+				return g, i, true
 			}
 		}
 	}
@@ -748,24 +754,13 @@ func (t *groupTable) findOrAddHash(k []byte, h uint64) (g int, added bool) {
 		// this one's rehash needs the seed too.
 		t.seed, t.seeded = groupSeed, true
 	}
-	tag := h &^ 0xffffffff
 	if len(t.slots) == 0 {
 		// Small: count_uniq keeps a table per group, often of a few keys.
 		t.slots = make([]uint64, 8)
 	}
-	mask := uint64(len(t.slots) - 1)
-	i := h & mask
-	for ; ; i = (i + 1) & mask {
-		sl := t.slots[i]
-		if sl == 0 {
-			break
-		}
-		if sl&^0xffffffff == tag {
-			g := int(uint32(sl) - 1)
-			if string(t.key(g)) == string(k) {
-				return g, false
-			}
-		}
+	g, i, ok := t.probe(k, h)
+	if ok {
+		return g, false
 	}
 	g = len(t.off)
 	t.off = append(growDouble(t.off, 1), uint64(len(t.keys)))
@@ -773,7 +768,7 @@ func (t *groupTable) findOrAddHash(k []byte, h uint64) (g int, added bool) {
 	if 2*(g+1) > len(t.slots) {
 		t.rehash(2 * len(t.slots))
 	} else {
-		t.slots[i] = tag | uint64(g+1)
+		t.slots[i] = h&^0xffffffff | uint64(g+1)
 	}
 	return g, true
 }
@@ -788,6 +783,22 @@ func growDouble[S ~[]E, E any](s S, n int) S {
 	}
 	return slices.Grow(s, max(n, cap(s)))
 }
+
+// growZero returns s extended to length n (when shorter) with zeros, its
+// capacity grown as growDouble grows it. Past len(s) the capacity may hold
+// old values (after a reset), which it clears.
+func growZero[S ~[]E, E any](s S, n int) S {
+	old := len(s)
+	if n <= old {
+		return s
+	}
+	s = growDouble(s, n-old)[:n]
+	clear(s[old:])
+	return s
+}
+
+// withCap returns s with capacity for n elements in all, copied once.
+func withCap[S ~[]E, E any](s S, n int) S { return slices.Grow(s, max(0, n-len(s))) }
 
 // rehash rebuilds the index with n slots, rehashing every key.
 func (t *groupTable) rehash(n int) {

@@ -2,7 +2,6 @@ package query
 
 import (
 	"fmt"
-	"slices"
 )
 
 // statsColumn is one stats function's state for every group of a statsProc,
@@ -49,7 +48,7 @@ func (c *stateColumn) grow(n int) {
 	}
 }
 
-func (c *stateColumn) reserve(n int) { c.states = slices.Grow(c.states, max(0, n-len(c.states))) }
+func (c *stateColumn) reserve(n int) { c.states = withCap(c.states, n) }
 
 func (c *stateColumn) update(g int, r *Row) { c.states[g].update(r) }
 func (c *stateColumn) addRows(int, int64)   {}

@@ -5,8 +5,6 @@ package query
 // four differ only in what a row adds, so they share one flat column of
 // int64s. Its spill encoding is in pipe_stats_spill.go, beside sumColumn's.
 
-import "slices"
-
 // newCountColumn compiles count.
 func newCountColumn(_ *plan, _ *PipeStats, _ StatsFunc, fields []string, _ *memTracker) (statsColumn, error) {
 	return &countColumn{fields: fields}, nil
@@ -32,13 +30,10 @@ type countColumn struct {
 }
 
 func (c *countColumn) grow(n int) {
-	if old := len(c.n); n > old {
-		c.n = growDouble(c.n, n-old)[:n]
-		clear(c.n[old:]) // after a reset, capacity holds old values
-	}
+	c.n = growZero(c.n, n)
 }
 
-func (c *countColumn) reserve(n int) { c.n = slices.Grow(c.n, max(0, n-len(c.n))) }
+func (c *countColumn) reserve(n int) { c.n = withCap(c.n, n) }
 
 func (c *countColumn) update(g int, r *Row) {
 	switch {

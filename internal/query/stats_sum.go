@@ -3,8 +3,6 @@ package query
 // This file holds sum and avg, which share sumColumn. Its spill encoding is
 // in pipe_stats_spill.go, beside countColumn's.
 
-import "slices"
-
 // newSumColumn compiles sum and avg.
 func newSumColumn(_ *plan, _ *PipeStats, f StatsFunc, fields []string, _ *memTracker) (statsColumn, error) {
 	return &sumColumn{fields: fields, avg: f.Name == "avg"}, nil
@@ -19,17 +17,13 @@ type sumColumn struct {
 }
 
 func (c *sumColumn) grow(n int) {
-	if old := len(c.n); n > old {
-		c.sum = growDouble(c.sum, n-old)[:n]
-		c.n = growDouble(c.n, n-old)[:n]
-		clear(c.sum[old:]) // after a reset, capacity holds old values
-		clear(c.n[old:])
-	}
+	c.sum = growZero(c.sum, n)
+	c.n = growZero(c.n, n)
 }
 
 func (c *sumColumn) reserve(n int) {
-	c.sum = slices.Grow(c.sum, max(0, n-len(c.sum)))
-	c.n = slices.Grow(c.n, max(0, n-len(c.n)))
+	c.sum = withCap(c.sum, n)
+	c.n = withCap(c.n, n)
 }
 
 func (c *sumColumn) update(g int, r *Row) {
