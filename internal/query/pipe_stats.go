@@ -612,6 +612,16 @@ func (s *statsProc) emitValues(by, vals []string) error {
 	return s.next.push(out)
 }
 
+// reserveGroups makes room for groups more groups, whose keys hold
+// keyBytes bytes, in s's table and columns (a merge that knows what is
+// coming; see groupTable.reserve).
+func (s *statsProc) reserveGroups(groups, keyBytes int) {
+	s.tab.reserve(groups, keyBytes)
+	for _, c := range s.cols {
+		c.reserve(s.tab.len() + groups)
+	}
+}
+
 // flushTable emits the groups of s's table (emitTable) and flushes the
 // pipes after it.
 func (s *statsProc) flushTable() error {

@@ -93,12 +93,12 @@ type Merger struct {
 	rp   *RemotePlan
 	p    *plan
 	mu   sync.Mutex
-	head processor  // where rows go (rows mode)
-	sp   *statsProc // the merged stats (partial mode): shards[0]
-	// With more than one shard, groups are split among the shards by hash:
-	// each merges and emits its own groups on a core of its own, into its
-	// own copy of the sort that follows the stats pipe (bars), and the
-	// sorts are merged at the end. See mergeShards.
+	head processor // where rows go (rows mode)
+	// shards are the merged stats (partial mode). With more than one,
+	// groups are split among them by hash: each merges and emits its own
+	// groups on a core of its own, into its own copy of the sort that
+	// follows the stats pipe (bars), and the sorts are merged at the end.
+	// See mergeShards.
 	shards []*statsProc
 	bars   []processor
 	dealt  [][]partialGroup // AddPartial's groups per shard, reused
@@ -165,7 +165,6 @@ func (rp *RemotePlan) NewMerger(opts Options, sink Sink) (*Merger, error) {
 		for _, sp := range m.shards {
 			sp.budget = 0 // merged groups stay in memory
 		}
-		m.sp = m.shards[0]
 		return m, nil
 	}
 	if m.head, err = buildChain(p, slices.Clone(rp.local), term); err != nil {
@@ -210,12 +209,9 @@ func (m *Merger) AddPartial(src []byte) error {
 	more := max(1, m.expect-m.added)
 	m.added++
 	if len(m.shards) == 1 {
-		s := m.sp
-		s.tab.reserve(more*int(groups), more*int(keyBytes))
-		for _, c := range s.cols {
-			c.reserve(s.tab.len() + more*int(groups))
-		}
-		if err := m.mergeStream(s, &d, src, nil); err != nil {
+		s := m.shards[0]
+		s.reserveGroups(more*int(groups), more*int(keyBytes))
+		if err := mergeStream(s, &d, src, nil); err != nil {
 			return err
 		}
 		return m.readNotes(&d)
@@ -230,7 +226,7 @@ func (m *Merger) AddPartial(src []byte) error {
 	for i := range dealt {
 		dealt[i] = slices.Grow(dealt[i][:0], int(groups)/n+int(groups)/(4*n)+16)
 	}
-	if err := m.mergeStream(m.sp, &d, src, func(pg partialGroup) {
+	if err := mergeStream(m.shards[0], &d, src, func(pg partialGroup) {
 		i := int(uint32(pg.hash>>32) % uint32(n))
 		dealt[i] = append(dealt[i], pg)
 	}); err != nil {
@@ -240,12 +236,8 @@ func (m *Merger) AddPartial(src []byte) error {
 	var wg sync.WaitGroup
 	for i, s := range m.shards {
 		wg.Go(func() {
-			share := len(dealt[i])
-			s.tab.reserve(more*share, more*int(keyBytes)/n)
-			for _, c := range s.cols {
-				c.reserve(s.tab.len() + more*share)
-			}
-			errs[i] = m.mergeBatches(s, dealt[i], src)
+			s.reserveGroups(more*len(dealt[i]), more*int(keyBytes)/n)
+			errs[i] = mergeBatches(s, dealt[i], src)
 		})
 	}
 	wg.Wait()
@@ -258,7 +250,7 @@ func (m *Merger) AddPartial(src []byte) error {
 // mergeStream reads the groups of the stream d up to its trailer (d is
 // left at the trailer's count). With deal nil it merges them into s, in
 // batches; else it hands each to deal and merges nothing.
-func (m *Merger) mergeStream(s *statsProc, d *partialDecoder, src []byte, deal func(partialGroup)) error {
+func mergeStream(s *statsProc, d *partialDecoder, src []byte, deal func(partialGroup)) error {
 	var batch [partialBatch]partialGroup
 	for {
 		n := 0
@@ -290,7 +282,7 @@ func (m *Merger) mergeStream(s *statsProc, d *partialDecoder, src []byte, deal f
 			for i := range n {
 				deal(batch[i])
 			}
-		} else if err := m.mergeBatches(s, batch[:n], src); err != nil {
+		} else if err := mergeBatches(s, batch[:n], src); err != nil {
 			return err
 		}
 		if n < len(batch) {
@@ -303,7 +295,7 @@ func (m *Merger) mergeStream(s *statsProc, d *partialDecoder, src []byte, deal f
 // one's slot in the table is loaded, loads that do not wait for one
 // another, then each is found or added. With a table larger than the
 // caches, most slots are cache misses, and this overlaps them.
-func (m *Merger) mergeBatches(s *statsProc, groups []partialGroup, src []byte) error {
+func mergeBatches(s *statsProc, groups []partialGroup, src []byte) error {
 	var sink uint64
 	for start := 0; start < len(groups); start += partialBatch {
 		batch := groups[start:min(start+partialBatch, len(groups))]
@@ -504,9 +496,10 @@ func decodeJSONRow(dec *json.Decoder, r *Row) error {
 func (m *Merger) Finish() (Stats, error) {
 	var st Stats
 	var err error
-	if m.sp != nil {
+	if m.rp.Partial {
 		err = m.flushShards()
-		st.Approximate = append(slices.Clone(m.notes), m.sp.approximations()...)
+		// The shards share the plan's memory accounting, and so its notes.
+		st.Approximate = append(slices.Clone(m.notes), m.shards[0].approximations()...)
 	} else {
 		err = m.head.flush()
 		st.Matched = m.rows
@@ -524,7 +517,7 @@ func (m *Merger) Finish() (Stats, error) {
 // sorts are merged and flushed.
 func (m *Merger) flushShards() error {
 	if len(m.shards) == 1 {
-		return m.sp.flush()
+		return m.shards[0].flush()
 	}
 	errs := make([]error, len(m.shards))
 	var wg sync.WaitGroup
