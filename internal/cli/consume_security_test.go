@@ -26,18 +26,13 @@ func TestConsumeTLSSASL(t *testing.T) {
 	}
 	t.Setenv(mainEnv, "1")
 	cert := testcert.New(t, "kfake")
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "logs"),
+	_, brokers := newKfake(t, kfake.SeedTopics(2, "logs"),
 		kfake.TLS(&tls.Config{Certificates: []tls.Certificate{cert.TLS}}),
 		kfake.EnableSASL(), kfake.Superuser("SCRAM-SHA-512", "node", "s3cret"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
 	dir := t.TempDir()
 	pass, wrong := filepath.Join(dir, "pass"), filepath.Join(dir, "wrong")
 	os.WriteFile(pass, []byte("s3cret\n"), 0o600)
 	os.WriteFile(wrong, []byte("guess\n"), 0o600)
-	brokers := strings.Join(c.ListenAddrs(), ",")
 	sec := func(passFile string) []string {
 		return []string{"--kafka-brokers", brokers, "--kafka-topic", "logs", "--kafka-tls-ca", cert.CertFile,
 			"--kafka-sasl", "SCRAM-SHA-512", "--kafka-sasl-user", "node", "--kafka-sasl-password-file", passFile}

@@ -23,12 +23,8 @@ func TestConsumeCluster(t *testing.T) {
 		t.Skip("spawns processes")
 	}
 	t.Setenv(mainEnv, "1")
-	c, err := kfake.NewCluster(kfake.NumBrokers(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	clusterTest(t, strings.Join(c.ListenAddrs(), ","))
+	_, brokers := newKfake(t)
+	clusterTest(t, brokers)
 }
 
 // TestConsumeClusterRealBroker is TestConsumeCluster against a real
@@ -246,12 +242,7 @@ func httpBody(t *testing.T, u string) string {
 // flags' mistakes are usage errors.
 func TestConsumeErrors(t *testing.T) {
 	t.Setenv(mainEnv, "1")
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "logs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	brokers := strings.Join(c.ListenAddrs(), ",")
+	_, brokers := newKfake(t, kfake.SeedTopics(1, "logs"))
 	code, _, stderr := runCLI(t, "consume", "--listen", "127.0.0.1:0", "--kafka-brokers", brokers, "--kafka-topic", "nope", "--data", t.TempDir())
 	if code != ExitFailure || !strings.Contains(stderr, `the topic does not exist: "nope"`) {
 		t.Errorf("missing topic: exit %d: %s", code, stderr)

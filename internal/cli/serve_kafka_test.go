@@ -20,12 +20,7 @@ import (
 // Kafka has it; the flags' mistakes are usage errors.
 func TestServeKafkaGateway(t *testing.T) {
 	t.Setenv(mainEnv, "1")
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(4, "logs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	brokers := strings.Join(c.ListenAddrs(), ",")
+	c, brokers := newKfake(t, kfake.SeedTopics(4, "logs"))
 	sysAddr := freeAddr(t)
 	srv := startServeArgs(t, "--kafka-brokers", brokers, "--kafka-topic", "logs", "--syslog-tcp", sysAddr)
 	resp, err := http.Post(srv.url+"/insert/jsonline?_stream_fields=app", "application/x-ndjson",
@@ -193,14 +188,9 @@ func TestServeKafkaRealBroker(t *testing.T) {
 // answers.
 func TestServeKafkaSASL(t *testing.T) {
 	t.Setenv(mainEnv, "1")
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "logs"), kfake.EnableSASL(), kfake.Superuser("PLAIN", "gw", "pw-42"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	_, brokers := newKfake(t, kfake.SeedTopics(1, "logs"), kfake.EnableSASL(), kfake.Superuser("PLAIN", "gw", "pw-42"))
 	pass := filepath.Join(t.TempDir(), "pass")
 	os.WriteFile(pass, []byte("pw-42\n"), 0o600)
-	brokers := strings.Join(c.ListenAddrs(), ",")
 	srv := startServeArgs(t, "--kafka-brokers", brokers, "--kafka-topic", "logs", "--kafka-sasl", "PLAIN", "--kafka-sasl-user", "gw", "--kafka-sasl-password-file", pass)
 	resp, err := http.Post(srv.url+"/insert/jsonline", "application/x-ndjson", strings.NewReader(`{"_msg":"authenticated"}`+"\n"))
 	if err != nil {
@@ -217,4 +207,17 @@ func TestServeKafkaSASL(t *testing.T) {
 	if code, _, _ := httpGetStatus(bare.url + "/readyz"); code != 503 {
 		t.Errorf("/readyz without SASL: %d", code)
 	}
+}
+
+// newKfake starts an in-process Kafka (kfake) of one broker with opts,
+// closed when t ends, and returns it and its address list as the
+// --kafka-brokers flag takes it.
+func newKfake(t *testing.T, opts ...kfake.Opt) (*kfake.Cluster, string) {
+	t.Helper()
+	c, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(1)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c, strings.Join(c.ListenAddrs(), ",")
 }
