@@ -16,6 +16,7 @@ import (
 	"github.com/spate-io/spate/internal/bytesutil"
 	"github.com/spate-io/spate/internal/fileread"
 	"github.com/spate-io/spate/internal/segment"
+	"github.com/spate-io/spate/internal/timeparse"
 )
 
 // Sink takes the validated lines of a request, in order, and makes them
@@ -420,7 +421,11 @@ func (p *Pipeline) Ingest(ctx context.Context, t *Ticket, req *Request) Result {
 	defer p.end()
 	r := &run{p: p, ctx: ctx, req: req}
 	r.held, t.held = t.held, 0
-	r.read()
+	if rows, ok := r.directRows(); ok {
+		r.readRows(rows)
+	} else {
+		r.read()
+	}
 	r.drain()
 	if r.held > 0 {
 		p.release(r.held)
@@ -526,6 +531,122 @@ func (r *run) read() {
 			return
 		}
 		r.commitReady()
+	}
+}
+
+// directRows returns the decoder of a Body made by RowReader, unread, when
+// the request's Params store its lines as written: readRows then takes its
+// rows without the text round trip (a goroutine, a pipe and a validating
+// scan of lines RowWriter made valid).
+func (r *run) directRows() (func(emit func(*Row) error) error, bool) {
+	rr, ok := r.req.Body.(*rowReader)
+	if !ok || r.req.Params.Rewrites() || r.req.MaxBytes > 0 {
+		return nil, false
+	}
+	return rr.takeRows()
+}
+
+// errRowsStopped ends a decoder's emit once storing failed.
+var errRowsStopped = errors.New("storing stopped")
+
+// readRows is read for rows: it writes them with a RowWriter straight into
+// batches, the lines read() would store for the same rows, and commits a
+// chunk each time its batch reaches ChunkBytes. Memory: a chunk reserves
+// twice ChunkBytes, as read's do, and holds only its batch (at most
+// ChunkBytes plus one line).
+func (r *run) readRows(decode func(emit func(*Row) error) error) {
+	p := r.p
+	w := RowWriter{Tenant: r.req.Tenant}
+	var (
+		line []byte
+		c    *chunk
+		now  int64
+		// nowLen is the length of `"_time":"<now>"`.
+		nowLen int
+	)
+	submit := func() {
+		c.held, r.held = r.held, 0
+		r.queue = append(r.queue, c)
+		c = nil
+		r.commitReady()
+	}
+	start := func() error {
+		if err := r.reserve(); err != nil {
+			return err
+		}
+		if r.stopped {
+			return errRowsStopped
+		}
+		c = &chunk{batch: getBatch(), done: closedChan, all: r.req.AllErrors}
+		c.batch.Tenant = r.req.Tenant
+		now = p.cfg.Now().UnixNano()
+		nowLen = len(timeparse.AppendRFC3339(append(line[:0], `"_time":"`...), now)) + 1
+		return nil
+	}
+	err := decode(func(row *Row) error {
+		if r.stopped {
+			return errRowsStopped
+		}
+		if c == nil {
+			if err := start(); err != nil {
+				return err
+			}
+		}
+		ts := row.Time
+		if ts == 0 {
+			ts = now
+		}
+		line = w.appendAt(line[:0], row, ts)
+		n := len(line) - 1 // the line's length as text: without '\n' and
+		if row.Time == 0 { // without the ingestion time, added later there
+			n -= nowLen
+			if len(line) > 1+nowLen+2 {
+				n-- // its comma
+			}
+		}
+		if n > p.cfg.MaxLineBytes {
+			r.res.BodyBytes += int64(len(line))
+			c.lines++
+			c.reject(fmt.Sprintf("line is %d bytes, more than the limit of %d; skipped", n, p.cfg.MaxLineBytes))
+			return nil
+		}
+		if c.batch.Bytes+int64(len(line)) > r.held {
+			// Only after a small first reservation (Admit's size hint):
+			// commit what it holds, then raise the reservation to a full
+			// chunk's. Nothing is in flight then, so waiting is safe.
+			if c.batch.Lines > 0 {
+				submit()
+				if err := start(); err != nil {
+					return err
+				}
+			}
+			if c.batch.Bytes+int64(len(line)) > r.held {
+				if err := r.grow(); err != nil {
+					return err
+				}
+			}
+		}
+		r.res.BodyBytes += int64(len(line))
+		c.lines++
+		c.batch.Add(line[:len(line)-1], ts, w.stream(row))
+		if c.batch.Bytes >= min(int64(p.cfg.ChunkBytes), r.held/2) {
+			submit()
+		}
+		return nil
+	})
+	if c != nil {
+		if c.lines > 0 {
+			submit()
+		} else {
+			putBatch(c.batch)
+		}
+	}
+	switch {
+	case err == nil, err == errRowsStopped:
+	case errors.Is(err, ErrBusy), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded), r.ctx.Err() != nil:
+		r.end(err)
+	default:
+		r.end(&ReadError{Err: err})
 	}
 }
 

@@ -2,7 +2,9 @@ package ingest
 
 import (
 	"bufio"
+	"errors"
 	"io"
+	"sync"
 
 	"github.com/spate-io/spate/internal/bytesutil"
 	"github.com/spate-io/spate/internal/logstream"
@@ -35,60 +37,129 @@ type Row struct {
 // tenant.
 type RowWriter struct {
 	// Tenant is the tenant whose _stream_id the lines get.
-	Tenant      segment.Tenant
-	tags        []logstream.Tag
+	Tenant segment.Tenant
+	tags   []logstream.Tag
+	// text is the _stream of the last row with stream fields; canon its
+	// canonical form.
 	text, canon []byte
+	// The stream of the last row, kept because consecutive rows mostly
+	// share one (a Loki stream's entries, an OpenTelemetry resource's
+	// records): lastKey holds its non-empty stream fields as they came
+	// (owned copies: a decoder may reuse its buffers), lastTenant the
+	// tenant, and streamJSON the rendered `"_stream":…,"_stream_id":"…"`.
+	lastKey    []byte
+	lastTenant segment.Tenant
+	streamJSON []byte
+	hasLast    bool
 }
 
 // Append appends r as one NDJSON line (with its '\n'): _time first when
 // set, then _stream and _stream_id when r.Stream >= 0 (as VictoriaLogs
 // makes them from the non-empty stream fields, "{}" for none), then the
-// fields as JSON strings. Cost: one pass over the fields; no allocation
-// once warm.
+// fields as JSON strings. Cost: one pass over the fields, the stream
+// fields' sort and hash only when they differ from the previous row's; no
+// allocation once warm.
 func (w *RowWriter) Append(dst []byte, r *Row) []byte {
+	return w.appendAt(dst, r, r.Time)
+}
+
+// stream returns the _stream of the line just written for r, nil if it has
+// none (r.Stream < 0). It is valid until the next Append.
+func (w *RowWriter) stream(r *Row) []byte {
+	if r.Stream < 0 {
+		return nil
+	}
+	return w.text
+}
+
+// appendAt is Append with ts as the row's time (0: no _time field).
+func (w *RowWriter) appendAt(dst []byte, r *Row, ts int64) []byte {
 	dst = append(dst, '{')
 	first := true
-	sep := func() {
+	if ts != 0 {
+		first = false
+		dst = append(dst, `"_time":"`...)
+		dst = timeparse.AppendRFC3339(dst, ts)
+		dst = append(dst, '"')
+	}
+	if r.Stream >= 0 {
 		if !first {
 			dst = append(dst, ',')
 		}
 		first = false
-	}
-	if r.Time != 0 {
-		sep()
-		dst = append(dst, `"_time":"`...)
-		dst = timeparse.AppendRFC3339(dst, r.Time)
-		dst = append(dst, '"')
-	}
-	if r.Stream >= 0 {
-		tags := w.tags[:0]
-		for _, f := range r.Fields[:min(r.Stream, len(r.Fields))] {
-			if f.Value != "" && !reserved(f.Name) {
-				tags = append(tags, logstream.Tag{Name: f.Name, Value: f.Value})
-			}
-		}
-		logstream.Sort(tags)
-		w.text = logstream.AppendText(w.text[:0], tags)
-		w.canon = logstream.AppendCanonical(w.canon[:0], tags)
-		sep()
-		dst = append(dst, `"_stream":`...)
-		dst = ndjson.AppendQuoted(dst, bytesutil.ToUnsafeString(w.text))
-		dst = append(dst, `,"_stream_id":"`...)
-		dst = logstream.AppendID(dst, w.Tenant.AccountID, w.Tenant.ProjectID, w.canon)
-		dst = append(dst, '"')
-		clear(tags)
-		w.tags = tags[:0]
+		dst = append(dst, w.streamFields(r.Fields[:min(r.Stream, len(r.Fields))])...)
 	}
 	for _, f := range r.Fields {
 		if f.Value == "" || f.Name == "" || reserved(f.Name) {
 			continue
 		}
-		sep()
+		if !first {
+			dst = append(dst, ',')
+		}
+		first = false
 		dst = ndjson.AppendQuoted(dst, f.Name)
 		dst = append(dst, ':')
 		dst = ndjson.AppendQuoted(dst, f.Value)
 	}
 	return append(dst, '}', '\n')
+}
+
+// streamFields returns the `"_stream":…,"_stream_id":"…"` of the stream
+// fields fs, from the cache when they equal the last row's; valid until
+// the next call.
+func (w *RowWriter) streamFields(fs []Field) []byte {
+	if w.hasLast && w.lastTenant == w.Tenant && w.sameStream(fs) {
+		return w.streamJSON
+	}
+	tags := w.tags[:0]
+	key := w.lastKey[:0]
+	for _, f := range fs {
+		if f.Value != "" && !reserved(f.Name) {
+			tags = append(tags, logstream.Tag{Name: f.Name, Value: f.Value})
+			key = appendKeyPart(appendKeyPart(key, f.Name), f.Value)
+		}
+	}
+	logstream.Sort(tags)
+	w.text = logstream.AppendText(w.text[:0], tags)
+	w.canon = logstream.AppendCanonical(w.canon[:0], tags)
+	out := append(w.streamJSON[:0], `"_stream":`...)
+	out = ndjson.AppendQuoted(out, bytesutil.ToUnsafeString(w.text))
+	out = append(out, `,"_stream_id":"`...)
+	out = logstream.AppendID(out, w.Tenant.AccountID, w.Tenant.ProjectID, w.canon)
+	out = append(out, '"')
+	clear(tags)
+	w.tags = tags[:0]
+	w.lastKey, w.lastTenant, w.streamJSON, w.hasLast = key, w.Tenant, out, true
+	return out
+}
+
+// appendKeyPart appends s with its length before it (4 bytes, little
+// endian), the encoding of RowWriter.lastKey.
+func appendKeyPart(dst []byte, s string) []byte {
+	n := len(s)
+	return append(append(dst, byte(n), byte(n>>8), byte(n>>16), byte(n>>24)), s...)
+}
+
+// sameStream reports whether the non-empty stream fields of fs are those
+// lastKey holds, in the same order.
+func (w *RowWriter) sameStream(fs []Field) bool {
+	key := w.lastKey
+	for _, f := range fs {
+		if f.Value == "" || reserved(f.Name) {
+			continue
+		}
+		for _, s := range [2]string{f.Name, f.Value} {
+			if len(key) < 4+len(s) {
+				return false
+			}
+			n := int(key[0]) | int(key[1])<<8 | int(key[2])<<16 | int(key[3])<<24
+			if n != len(s) || string(key[4:4+n]) != s {
+				return false
+			}
+			key = key[4+n:]
+		}
+	}
+	return len(key) == 0
 }
 
 func reserved(name string) bool {
@@ -101,36 +172,70 @@ func reserved(name string) bool {
 // return once emit returns an error. Closing the reader stops decode (its
 // emit returns io.ErrClosedPipe) and waits for it to return. A decode
 // error ends the reader with that error after the lines before it.
+//
+// Pipeline.Ingest given such a reader as a Request's Body, before any Read,
+// takes the rows from decode directly when the request's Params do not
+// rewrite lines: the same lines, without the text round trip.
 func RowReader(t segment.Tenant, decode func(emit func(*Row) error) error) io.ReadCloser {
-	pr, pw := io.Pipe()
-	rr := &rowReader{pr: pr, done: make(chan struct{})}
-	go func() {
-		defer close(rr.done)
-		bw := bufio.NewWriterSize(pw, 64<<10)
-		var line []byte
-		w := RowWriter{Tenant: t}
-		err := decode(func(r *Row) error {
-			line = w.Append(line[:0], r)
-			_, err := bw.Write(line)
-			return err
-		})
-		if err == nil {
-			err = bw.Flush()
-		}
-		pw.CloseWithError(err) // nil: io.EOF for the reader
-	}()
-	return rr
+	return &rowReader{t: t, decode: decode}
 }
 
 type rowReader struct {
+	t      segment.Tenant
+	decode func(emit func(*Row) error) error
+
+	once sync.Once
 	pr   *io.PipeReader
 	done chan struct{}
 }
 
-func (r *rowReader) Read(p []byte) (int, error) { return r.pr.Read(p) }
+// errRowsTaken is what reading a rowReader whose rows Ingest took yields.
+var errRowsTaken = errors.New("BUG: the rows were taken by Ingest")
 
-func (r *rowReader) Close() error {
-	r.pr.CloseWithError(io.ErrClosedPipe)
-	<-r.done
+// start runs decode on its goroutine, writing the lines into a pipe.
+func (rr *rowReader) start() {
+	rr.once.Do(func() {
+		pr, pw := io.Pipe()
+		rr.pr, rr.done = pr, make(chan struct{})
+		go func() {
+			defer close(rr.done)
+			bw := bufio.NewWriterSize(pw, 64<<10)
+			var line []byte
+			w := RowWriter{Tenant: rr.t}
+			err := rr.decode(func(r *Row) error {
+				line = w.Append(line[:0], r)
+				_, err := bw.Write(line)
+				return err
+			})
+			if err == nil {
+				err = bw.Flush()
+			}
+			pw.CloseWithError(err) // nil: io.EOF for the reader
+		}()
+	})
+}
+
+// takeRows returns decode, for Ingest to run itself, if no Read has
+// started the goroutine yet; the reader is then spent.
+func (rr *rowReader) takeRows() (func(emit func(*Row) error) error, bool) {
+	took := false
+	rr.once.Do(func() {
+		took = true
+		pr, _ := io.Pipe()
+		pr.CloseWithError(errRowsTaken)
+		rr.pr, rr.done = pr, closedChan
+	})
+	return rr.decode, took
+}
+
+func (rr *rowReader) Read(p []byte) (int, error) {
+	rr.start()
+	return rr.pr.Read(p)
+}
+
+func (rr *rowReader) Close() error {
+	rr.start()
+	rr.pr.CloseWithError(io.ErrClosedPipe)
+	<-rr.done
 	return nil
 }

@@ -1,10 +1,19 @@
 package ingest
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
+	"maps"
+	"math/rand/v2"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/spate-io/spate/internal/segment"
 )
@@ -69,5 +78,154 @@ func TestRowReader(t *testing.T) {
 	rr.Close()
 	if err := <-stopped; err == nil {
 		t.Fatal("decoder not stopped")
+	}
+}
+
+// daySink keeps, per day, the lines enqueued in order, the union of the
+// groups' streams and the range of their times.
+type daySink struct {
+	mu    sync.Mutex
+	calls int
+	fail  int // the call that fails, if > 0
+	days  map[string]*dayRecord
+	lines int64
+}
+
+type dayRecord struct {
+	lines    []byte
+	streams  map[string]bool
+	min, max int64
+}
+
+func (s *daySink) Enqueue(_ context.Context, groups []segment.Group) (Ack, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls++
+	if s.calls == s.fail {
+		return nil, errors.New("disk full")
+	}
+	if s.days == nil {
+		s.days = map[string]*dayRecord{}
+	}
+	for _, g := range groups {
+		d := s.days[g.Day]
+		if d == nil {
+			d = &dayRecord{streams: map[string]bool{}, min: g.MinTime, max: g.MaxTime}
+			s.days[g.Day] = d
+		}
+		d.lines = append(d.lines, g.Lines...)
+		s.lines += int64(bytes.Count(g.Lines, []byte{'\n'}))
+		for _, st := range g.Streams {
+			d.streams[st] = true
+		}
+		d.min, d.max = min(d.min, g.MinTime), max(d.max, g.MaxTime)
+	}
+	return memAck{}, nil
+}
+
+func (s *daySink) String() string {
+	var b strings.Builder
+	for _, day := range slices.Sorted(maps.Keys(s.days)) {
+		d := s.days[day]
+		fmt.Fprintf(&b, "%s [%d,%d] %q\n%s", day, d.min, d.max, slices.Sorted(maps.Keys(d.streams)), d.lines)
+	}
+	return b.String()
+}
+
+// onlyReader hides the type of a RowReader, so that Ingest reads its text.
+type onlyReader struct{ io.Reader }
+
+// TestIngestRowsDirect checks that rows taken directly from a RowReader are
+// stored exactly as their text would be: the same lines, days, streams
+// and times, the same results and errors, over chunk sizes, size hints
+// and lines over the limit, with rows without time; and that a decoder
+// failing midway or a sink failing end the request as they do the text.
+func TestIngestRowsDirect(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for trial := range 80 {
+		cfg := Config{Workers: 1 + trial%3, ChunkBytes: 200 + rng.IntN(3000), MaxLineBytes: 100 + rng.IntN(150)}
+		n := rng.IntN(400)
+		failAt := -1
+		if trial%5 == 4 {
+			failAt = rng.IntN(n + 1)
+		}
+		sinkFail := 0
+		if trial%7 == 6 && failAt < 0 {
+			sinkFail = 1
+		}
+		hint := int64(-1)
+		if trial%2 == 1 {
+			hint = int64(rng.IntN(2000))
+		}
+		var rows []Row
+		for i := range n {
+			r := Row{Stream: rng.IntN(3) - 1}
+			if rng.IntN(4) > 0 {
+				r.Time = time.Date(2026, 1, 1+rng.IntN(3), 0, 0, 0, i, time.UTC).UnixNano()
+			}
+			svc := []string{"api", "db", "", "web"}[rng.IntN(4)]
+			r.Fields = []Field{{"service", svc}, {"host", []string{"h1", "h2"}[i/50%2]},
+				{"_msg", strings.Repeat("m\"", rng.IntN(cfg.MaxLineBytes/2))}, {"i", fmt.Sprint(i)}}
+			rows = append(rows, r)
+		}
+		decode := func(emit func(*Row) error) error {
+			for i := range rows {
+				if i == failAt {
+					return errors.New("bad varint")
+				}
+				r := rows[i]
+				if err := emit(&r); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		run := func(direct bool) (Result, *daySink) {
+			p := newTestPipeline(t, cfg)
+			sink := &daySink{fail: sinkFail}
+			tenant := segment.Tenant{AccountID: 7}
+			rr := RowReader(tenant, decode)
+			var body io.Reader = rr
+			if !direct {
+				body = onlyReader{rr}
+			}
+			tk, ok := p.Admit(hint)
+			if !ok {
+				t.Fatal("Admit refused an idle pipeline")
+			}
+			res := p.Ingest(context.Background(), tk, &Request{Body: body, Sink: sink, Tenant: tenant})
+			rr.Close()
+			if p.MemoryUsed() != 0 {
+				t.Fatalf("trial %d direct %v: %d bytes still reserved", trial, direct, p.MemoryUsed())
+			}
+			if res.Accepted != sink.lines {
+				t.Fatalf("trial %d direct %v: %d accepted, %d stored", trial, direct, res.Accepted, sink.lines)
+			}
+			return res, sink
+		}
+		res, sink := run(true)
+		want, wantSink := run(false)
+		if fmt.Sprint(res.Err) != fmt.Sprint(want.Err) {
+			t.Fatalf("trial %d: error %v, text path %v", trial, res.Err, want.Err)
+		}
+		switch {
+		case sinkFail > 0:
+			// Chunks are cut differently, so a failing sink stops each path
+			// at a different line.
+		case failAt >= 0:
+			// Rows before the failure are all dealt with (the text path
+			// loses those still in its writer's buffer).
+			if res.Lines != int64(failAt) || res.Lines < want.Lines {
+				t.Fatalf("trial %d: %d lines dealt with before row %d failed; text path %d", trial, res.Lines, failAt, want.Lines)
+			}
+		default:
+			if res.Accepted != want.Accepted || res.Rejected != want.Rejected || res.Lines != want.Lines ||
+				res.StoredBytes != want.StoredBytes || !slices.Equal(res.Errors, want.Errors) {
+				t.Fatalf("trial %d: %+v, text path %+v", trial, res, want)
+			}
+			if got, want := sink.String(), wantSink.String(); got != want {
+				t.Fatalf("trial %d: stored\n%s\ntext path\n%s", trial, got, want)
+			}
+		}
 	}
 }
