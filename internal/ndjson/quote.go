@@ -1,6 +1,9 @@
 package ndjson
 
-import "unicode/utf8"
+import (
+	"slices"
+	"unicode/utf8"
+)
 
 // AppendQuoted appends s to dst as a JSON string literal: '"' and '\\'
 // escaped, \n \r \t by name, other control bytes as \u00XX, and invalid
@@ -8,6 +11,45 @@ import "unicode/utf8"
 // non-ASCII included, is copied as is. It is the inverse of AppendUnescape
 // for valid UTF-8.
 func AppendQuoted(dst []byte, s string) []byte {
+	if plain(s) {
+		// Fast path: nothing to escape, one copy.
+		n := len(dst)
+		if cap(dst)-n < len(s)+2 {
+			dst = slices.Grow(dst, len(s)+2)
+		}
+		dst = dst[:n+len(s)+2]
+		dst[n] = '"'
+		copy(dst[n+1:], s)
+		dst[len(dst)-1] = '"'
+		return dst
+	}
+	return appendQuotedSlow(dst, s)
+}
+
+// plain reports whether s is ASCII with no byte that needs escaping in a
+// JSON string. Cost: one word per 8 bytes; strings shorter than 8 bytes
+// are checked byte by byte.
+func plain(s string) bool {
+	n := len(s)
+	if n < 8 {
+		for i := range n {
+			if c := s[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' {
+				return false
+			}
+		}
+		return true
+	}
+	for i := 0; i+8 <= n; i += 8 {
+		if specialMask(load64(s, i)) != 0 {
+			return false
+		}
+	}
+	// The last word, overlapping the one before: the tail.
+	return n%8 == 0 || specialMask(load64(s, n-8)) == 0
+}
+
+// appendQuotedSlow is AppendQuoted for strings plain rejects.
+func appendQuotedSlow(dst []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	dst = append(dst, '"')
 	start := 0

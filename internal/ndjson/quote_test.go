@@ -107,3 +107,34 @@ func BenchmarkAppendQuotedBytewise(b *testing.B) {
 		buf = appendQuotedRef(buf[:0], s)
 	}
 }
+
+// shortFields are the names and values of a typical log line: most are
+// shorter than 16 bytes.
+var shortFields = []string{"_time", "service", "checkout", "level", "info", "status", "200", "method", "GET",
+	"path", "/api/v1/users/{id}/orders", "latency_ms", "37", "bytes", "1532", "user", "u-000123",
+	"trace_id", "4bf92f3577b34da6a3ce929d0e0e4736", "region", "eu-west-1", "host", "node-17"}
+
+// BenchmarkAppendQuotedShort quotes a line's worth of short names and
+// values (bytes: their total length), where the per-call cost counts.
+func BenchmarkAppendQuotedShort(b *testing.B) {
+	for _, impl := range []struct {
+		name string
+		f    func([]byte, string) []byte
+	}{{"AppendQuoted", AppendQuoted}, {"bytewise", appendQuotedRef}} {
+		b.Run(impl.name, func(b *testing.B) {
+			n := 0
+			for _, s := range shortFields {
+				n += len(s)
+			}
+			b.SetBytes(int64(n))
+			b.ReportAllocs()
+			buf := make([]byte, 0, 1024)
+			for b.Loop() {
+				buf = buf[:0]
+				for _, s := range shortFields {
+					buf = impl.f(buf, s)
+				}
+			}
+		})
+	}
+}
