@@ -236,10 +236,11 @@ func (st *rowsState) str(start int) string {
 	return bytesutil.ToUnsafeString(st.buf[start:])
 }
 
-// key returns the decoded key of raw text raw, aliasing raw when it has
-// no escapes.
-func (st *rowsState) key(raw string) string {
-	if !hasBackslash(raw) {
+// key returns the decoded contents of string node n, aliasing the
+// parsed text when it has no escapes.
+func (st *rowsState) key(n int32) string {
+	raw := st.tree.raw(n)
+	if !st.tree.nodes[n].esc {
 		return raw
 	}
 	start := len(st.buf)
@@ -289,16 +290,16 @@ func (st *rowsState) flatten(fields []ingest.Field, obj int32) []ingest.Field {
 			continue
 		case jObject:
 			p := len(st.prefix)
-			st.prefix = append(st.prefix, st.key(t.raw(kids[i]))...)
+			st.prefix = append(st.prefix, st.key(kids[i])...)
 			st.prefix = append(st.prefix, '.')
 			fields = st.flatten(fields, v)
 			st.prefix = st.prefix[:p]
 			continue
 		}
-		name := st.name(st.key(t.raw(kids[i])))
+		name := st.name(st.key(kids[i]))
 		var value string
 		if t.nodes[v].kind == jString {
-			value = st.key(t.raw(v))
+			value = st.key(v)
 		} else {
 			start := len(st.buf)
 			st.buf = t.appendRaw(st.buf, v)
@@ -318,7 +319,7 @@ func (st *rowsState) keepWhole(kids []int32) bool {
 	for i := 0; i < len(kids); i += 2 {
 		raw := t.raw(kids[i])
 		n := len(raw)
-		if hasBackslash(raw) {
+		if t.nodes[kids[i]].esc {
 			st.scratch = appendUnescape(st.scratch[:0], raw)
 			n = len(st.scratch)
 		}
