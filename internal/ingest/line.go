@@ -136,6 +136,57 @@ func (pr *Processor) Process(line []byte, now int64) ([]byte, int64, error) {
 	return out, sc.ts, nil
 }
 
+// writtenPrefix starts every line RowWriter writes for a row with a time.
+const writtenPrefix = `{"_time":"`
+
+// processWritten is Process for a line RowWriter wrote with a time, which
+// is valid JSON by construction: it reads the time and the _stream from
+// the first fields instead of scanning the line, and checks no more than
+// that the line ends in '}'. ok is false when the line does not start or
+// end as such a line does, or the Params rewrite lines: then call
+// Process. Stream reports the line's _stream as after Process.
+func (pr *Processor) processWritten(line []byte) (out []byte, ts int64, ok bool) {
+	if pr.rewrite || !bytes.HasPrefix(line, []byte(writtenPrefix)) || line[len(line)-1] != '}' {
+		return nil, 0, false
+	}
+	rest := line[len(writtenPrefix):]
+	q := bytes.IndexByte(rest, '"')
+	if q < 0 {
+		return nil, 0, false
+	}
+	if ts, ok = timeparse.Parse(bytesutil.ToUnsafeString(rest[:q])); !ok {
+		return nil, 0, false
+	}
+	rest = rest[q+1:]
+	pr.hasOwn = false
+	const streamKey = `,"_stream":"`
+	if bytes.HasPrefix(rest, []byte(streamKey)) {
+		rest = rest[len(streamKey):]
+		end := 0
+		for {
+			k := bytes.IndexByte(rest[end:], '"')
+			if k < 0 {
+				return nil, 0, false
+			}
+			end += k
+			n := 0
+			for n < end && rest[end-1-n] == '\\' {
+				n++
+			}
+			if n%2 == 0 {
+				break
+			}
+			end++
+		}
+		var err error
+		if pr.own, err = ndjson.AppendUnescape(pr.own[:0], rest[:end]); err != nil {
+			return nil, 0, false
+		}
+		pr.hasOwn = true
+	}
+	return line, ts, true
+}
+
 // Stream returns the _stream of the line Process last stored: the one it
 // wrote (with Params.StreamFields), else the line's own top-level _stream
 // value, else nil (the line is in the stream {}). It is valid until the

@@ -146,3 +146,40 @@ func BenchmarkIngestRows(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkIngestWritten measures lines RowWriter wrote (as syslog's are)
+// through the pipeline with Request.Written, which reads their time and
+// stream from their first fields, against the validating scan.
+func BenchmarkIngestWritten(b *testing.B) {
+	var w RowWriter
+	var body []byte
+	for i := range 20000 {
+		body = w.Append(body, &Row{Time: 1764115200000000000 + int64(i)*1e6, Stream: 2, Fields: []Field{
+			{"hostname", fmt.Sprintf("node-%d", i%7)}, {"app_name", "checkout"},
+			{"_msg", fmt.Sprintf("GET /api/v1/users/%d/orders?limit=50 HTTP/1.1 200 1532 %dms", i, i%300)},
+			{"facility", "local0"}, {"severity", "info"}, {"priority", "134"}, {"proc_id", fmt.Sprint(1000 + i%50)},
+			{"status", "200"}, {"latency_ms", fmt.Sprint(i % 300)}, {"user", fmt.Sprintf("u-%06d", i)},
+		}})
+	}
+	p, err := NewPipeline(Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Close()
+	for _, written := range []bool{true, false} {
+		b.Run(fmt.Sprintf("written=%v", written), func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				tk, ok := p.Admit(-1)
+				if !ok {
+					b.Fatal("not admitted")
+				}
+				res := p.Ingest(context.Background(), tk, &Request{Body: bytes.NewReader(body), Sink: discardSink{}, Written: written})
+				if res.Err != nil || res.Accepted != 20000 {
+					b.Fatalf("%+v", res)
+				}
+			}
+		})
+	}
+}

@@ -284,6 +284,12 @@ type Request struct {
 	// MaxBytes caps the decoded body; 0 means no limit. Past it, the
 	// request ends with ErrBodyTooLarge after the lines that fit.
 	MaxBytes int64
+	// Written says that Body's lines were made by RowWriter, each with a
+	// time (as syslog's are): they are stored without the validating
+	// scan, their time and _stream read from their first fields. Lines
+	// that do not start and end as RowWriter writes them are checked as
+	// any. Set it only for lines made in-process.
+	Written bool
 	// AllErrors makes Result.Errors name every rejected line, not only
 	// the first MaxErrors (for protocols that answer line by line, such
 	// as the Elasticsearch bulk API).
@@ -333,6 +339,7 @@ type chunk struct {
 	rejected int64
 	errs     []LineError // line numbers relative to the chunk, at most MaxErrors unless all
 	all      bool        // Request.AllErrors
+	written  bool        // Request.Written
 }
 
 // process validates c.data and fills c.batch. now is the ingestion time.
@@ -351,6 +358,12 @@ func (c *chunk) process(maxLine int, now int64) {
 		}
 		if isBlank(line) {
 			continue // empty lines are skipped, as VictoriaLogs does
+		}
+		if c.written {
+			if out, ts, ok := c.pr.processWritten(line); ok {
+				c.batch.Add(out, ts, c.pr.Stream())
+				continue
+			}
 		}
 		out, ts, err := c.pr.Process(line, now)
 		if err != nil {
@@ -511,7 +524,7 @@ func (r *run) read() {
 		if len(data) == 0 {
 			p.putBuf(bp)
 		} else {
-			c := &chunk{buf: bp, data: data, held: r.held, pr: r.processor(), batch: getBatch(), done: make(chan struct{}), all: r.req.AllErrors}
+			c := &chunk{buf: bp, data: data, held: r.held, pr: r.processor(), batch: getBatch(), done: make(chan struct{}), all: r.req.AllErrors, written: r.req.Written}
 			c.batch.Tenant = r.req.Tenant
 			r.held = 0
 			if first && last && len(r.queue) == 0 {

@@ -229,3 +229,47 @@ func TestIngestRowsDirect(t *testing.T) {
 		}
 	}
 }
+
+// TestIngestWritten checks that lines RowWriter wrote, given as Written,
+// are stored as the validating path stores them, and that lines not
+// written so (no time, other layouts, bad JSON) are still checked.
+func TestIngestWritten(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	w := RowWriter{Tenant: segment.Tenant{AccountID: 3}}
+	var body []byte
+	for i := range 3000 {
+		switch rng.IntN(20) {
+		case 0:
+			body = append(body, "not json\n"...)
+		case 1:
+			body = append(body, fmt.Sprintf(`{"_time":"2026-01-02T03:04:05Z","i":%d`+"\n", i)...) // cut short
+		case 2:
+			body = append(body, fmt.Sprintf(`{"i":%d,"_time":"2026-01-02T03:04:05Z","_stream":"{a=\"b\"}"}`+"\n", i)...)
+		case 3:
+			body = append(body, `{"_time":"yesterday"}`+"\n"...)
+		default:
+			r := Row{Time: time.Date(2026, 1, 1+rng.IntN(3), 0, 0, 0, i, time.UTC).UnixNano(), Stream: rng.IntN(3) - 1,
+				Fields: []Field{{"app", []string{"a\"x", "b\\y", "c", "é"}[rng.IntN(4)]}, {"_msg", strings.Repeat("m", rng.IntN(50))}}}
+			if rng.IntN(10) == 0 {
+				r.Time = 0 // written without a time: checked as any line
+			}
+			body = w.Append(body, &r)
+		}
+	}
+	run := func(written bool) (Result, *daySink) {
+		p := newTestPipeline(t, Config{ChunkBytes: 4096})
+		sink := &daySink{}
+		tk, _ := p.Admit(-1)
+		res := p.Ingest(context.Background(), tk, &Request{Body: bytes.NewReader(body), Sink: sink, Written: written})
+		return res, sink
+	}
+	res, sink := run(true)
+	want, wantSink := run(false)
+	if res.Err != nil || res.Accepted != want.Accepted || res.Rejected != want.Rejected || res.Lines != want.Lines ||
+		!slices.Equal(res.Errors, want.Errors) || res.Rejected == 0 {
+		t.Fatalf("%+v\nvalidating path %+v", res, want)
+	}
+	if got, want := sink.String(), wantSink.String(); got != want {
+		t.Fatalf("stored\n%s\nvalidating path\n%s", got, want)
+	}
+}

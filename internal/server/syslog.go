@@ -68,7 +68,7 @@ func (s *Server) syslogSink(cfg syslog.Config) syslog.Sink {
 			if !s.queueFull() {
 				if ticket, ok := s.pipe.Admit(int64(len(lines))); ok {
 					res := s.pipe.Ingest(context.WithoutCancel(ctx), ticket, &ingest.Request{
-						Body: bytes.NewReader(lines), Tenant: cfg.Tenant, Sink: s.sink(),
+						Body: bytes.NewReader(lines), Tenant: cfg.Tenant, Sink: s.sink(), Written: true,
 					})
 					s.m.lines.WithLabelValues("accepted").Add(float64(res.Accepted))
 					s.m.lines.WithLabelValues("rejected").Add(float64(res.Rejected))
