@@ -114,7 +114,8 @@ for, a run ends when the server's /metrics count every message stored). A
 comma list runs each protocol in turn, each on a spawned server of its own
 (with --url, on that server once it has compressed what the run before
 sent), so that none pays for another's background work, and adds a table
-of their MB/s, each over the first's.
+of their MB/s, each over the first's, with the bytes the server stored per
+byte sent and its CPU seconds per GB sent (from its /metrics).
 
 The load generator shares the machine with a spawned server: the report
 shows the CPU time of both (the server's from its /metrics), so you can see
@@ -687,10 +688,20 @@ func writeBenchIngestTable(w io.Writer, rep *benchIngestReport) error {
 	}
 	if len(rep.Protocols) > 0 {
 		base := rep.Ingest
-		fmt.Fprintf(w, "\n| protocol | MB/s | lines/s | wire MB/s | P95 ms | MB/s over %s |\n|---|---:|---:|---:|---:|---:|\n", base.Protocol)
+		fmt.Fprintf(w, "\n| protocol | MB/s | lines/s | wire MB/s | P95 ms | MB/s over %s | stored / sent | server CPU s per GB |\n|---|---:|---:|---:|---:|---:|---:|---:|\n", base.Protocol)
 		for _, r := range append([]benchingest.Result{base}, rep.Protocols...) {
-			fmt.Fprintf(w, "| %s | %.1f | %.0f | %.1f | %.1f | %.2f |\n", r.Protocol, r.MBps, r.LinesPerSec, r.WireMBps, r.LatencyMS.P95, r.MBps/max(base.MBps, 1e-9))
+			stored, cpu := "-", "-"
+			if b, ok := r.ServerMetrics["spate_ingest_stored_bytes_total"]; ok && r.AcceptedBytes > 0 {
+				stored = fmt.Sprintf("%.2f", b/float64(r.AcceptedBytes))
+			}
+			if c, ok := r.ServerMetrics["process_cpu_seconds_total"]; ok && r.AcceptedBytes > 0 {
+				cpu = fmt.Sprintf("%.2f", c/(float64(r.AcceptedBytes)/1e9))
+			}
+			fmt.Fprintf(w, "| %s | %.1f | %.0f | %.1f | %.1f | %.2f | %s | %s |\n", r.Protocol, r.MBps, r.LinesPerSec, r.WireMBps, r.LatencyMS.P95, r.MBps/max(base.MBps, 1e-9), stored, cpu)
 		}
+		fmt.Fprintf(w, "\nstored / sent: bytes spate stored (spate_ingest_stored_bytes_total) over the NDJSON payload: rows in VictoriaLogs' model carry\n"+
+			"_stream, _stream_id and the protocol's own fields; server CPU s per GB: its process_cpu_seconds_total during the run per GB of payload\n"+
+			"(background compression and indexing of sealed segments included as far as they ran; \"-\": the server does not export it).\n")
 	}
 	_, err := fmt.Fprintf(w, "\n%s\n", benchingest.Units)
 	return err

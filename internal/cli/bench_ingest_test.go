@@ -359,3 +359,27 @@ func TestBenchIngestProtocols(t *testing.T) {
 		t.Errorf("syslog with --url and no --syslog-addr: exit %d, %s", code, stderr)
 	}
 }
+
+// TestBenchIngestProtocolTable: the protocol table gives each run's
+// stored bytes over its payload and the server's CPU per GB, from the
+// server's metrics, and "-" for a server without them.
+func TestBenchIngestProtocolTable(t *testing.T) {
+	rep := benchIngestReport{
+		Ingest: benchingest.Result{Protocol: "jsonline", MBps: 300, AcceptedBytes: 2e9,
+			ServerMetrics: map[string]float64{"spate_ingest_stored_bytes_total": 2e9, "process_cpu_seconds_total": 9}},
+		Protocols: []benchingest.Result{
+			{Protocol: "loki", MBps: 150, AcceptedBytes: 1e9,
+				ServerMetrics: map[string]float64{"spate_ingest_stored_bytes_total": 1.5e9, "process_cpu_seconds_total": 12}},
+			{Protocol: "otlp", MBps: 60, AcceptedBytes: 1e9},
+		},
+	}
+	var b strings.Builder
+	if err := writeBenchIngestTable(&b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| jsonline | 300.0 | 0 | 0.0 | 0.0 | 1.00 | 1.00 | 4.50 |", "| loki | 150.0 | 0 | 0.0 | 0.0 | 0.50 | 1.50 | 12.00 |", "| otlp | 60.0 | 0 | 0.0 | 0.0 | 0.20 | - | - |"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("no %q in\n%s", want, b.String())
+		}
+	}
+}
