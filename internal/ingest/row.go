@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"io"
+	"slices"
 	"sync"
 
 	"github.com/spate-io/spate/internal/bytesutil"
@@ -97,11 +98,32 @@ func (w *RowWriter) appendAt(dst []byte, r *Row, ts int64) []byte {
 			dst = append(dst, ',')
 		}
 		first = false
-		dst = ndjson.AppendQuoted(dst, f.Name)
-		dst = append(dst, ':')
-		dst = ndjson.AppendQuoted(dst, f.Value)
+		dst = appendField(dst, f.Name, f.Value)
 	}
 	return append(dst, '}', '\n')
+}
+
+// appendField appends "name":"value", quoted as ndjson.AppendQuoted
+// quotes. Fast path: both plain, one copy each into room made once.
+func appendField(dst []byte, name, value string) []byte {
+	if !ndjson.Plain(name) || !ndjson.Plain(value) {
+		dst = ndjson.AppendQuoted(dst, name)
+		dst = append(dst, ':')
+		return ndjson.AppendQuoted(dst, value)
+	}
+	n := len(dst)
+	need := len(name) + len(value) + 5
+	if cap(dst)-n < need {
+		dst = slices.Grow(dst, need)
+	}
+	dst = dst[:n+need]
+	b := dst[n:]
+	b[0] = '"'
+	i := 1 + copy(b[1:], name)
+	b[i], b[i+1], b[i+2] = '"', ':', '"'
+	copy(b[i+3:], value)
+	b[len(b)-1] = '"'
+	return dst
 }
 
 // streamFields returns the `"_stream":…,"_stream_id":"…"` of the stream

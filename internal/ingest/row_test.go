@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spate-io/spate/internal/ndjson"
 	"github.com/spate-io/spate/internal/segment"
 )
 
@@ -271,5 +272,29 @@ func TestIngestWritten(t *testing.T) {
 	}
 	if got, want := sink.String(), wantSink.String(); got != want {
 		t.Fatalf("stored\n%s\nvalidating path\n%s", got, want)
+	}
+}
+
+// TestAppendField checks the fused writer against quoting name and value
+// one by one, over strings with and without bytes to escape.
+func TestAppendField(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	parts := []string{"a", "service", "é", `"`, `\`, "\n", "\x01", "\xff", "0123456789abcdef"}
+	word := func() string {
+		var b strings.Builder
+		for range rng.IntN(6) {
+			b.WriteString(parts[rng.IntN(len(parts))])
+		}
+		return b.String()
+	}
+	for range 20000 {
+		name, value := word(), word()
+		prefix := []byte(`{"x":"y",`)[:rng.IntN(10)]
+		got := appendField(slices.Clip(prefix), name, value)
+		want := append(ndjson.AppendQuoted(slices.Clone(prefix), name), ':')
+		want = ndjson.AppendQuoted(want, value)
+		if string(got) != string(want) {
+			t.Fatalf("appendField(%q, %q) = %s, want %s", name, value, got, want)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package ndjson
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -83,6 +84,9 @@ func FuzzAppendQuoted(f *testing.F) {
 		if string(got) != string(want) {
 			t.Fatalf("AppendQuoted(%q) = %s, want %s", s, got, want)
 		}
+		if p := Plain(s); p != (string(want) == `"`+s+`"` && isASCII(s)) {
+			t.Fatalf("Plain(%q) = %v", s, p)
+		}
 	})
 }
 
@@ -136,5 +140,39 @@ func BenchmarkAppendQuotedShort(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+func isASCII(s string) bool {
+	for i := range len(s) {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// TestPlain puts each byte that needs escaping, and a non-ASCII one, at
+// every position of strings of 0 to 20 bytes.
+func TestPlain(t *testing.T) {
+	for n := range 21 {
+		base := strings.Repeat("a", n)
+		if !Plain(base) {
+			t.Fatalf("Plain(%q) = false", base)
+		}
+		for i := range n {
+			for _, c := range []byte{'"', '\\', 0, 0x1f, 0x80, 0xff} {
+				b := []byte(base)
+				b[i] = c
+				if Plain(string(b)) {
+					t.Fatalf("Plain(%q) = true", b)
+				}
+			}
+			b := []byte(base)
+			b[i] = 0x7f // DEL needs no escaping
+			if !Plain(string(b)) {
+				t.Fatalf("Plain(%q) = false", b)
+			}
+		}
 	}
 }
