@@ -618,7 +618,7 @@ func (r *run) readRows(decode func(emit func(*Row) error) error) {
 			}
 		}
 		if n > p.cfg.MaxLineBytes {
-			r.res.BodyBytes += int64(len(line))
+			r.res.BodyBytes += int64(n) + 1
 			c.lines++
 			c.reject(fmt.Sprintf("line is %d bytes, more than the limit of %d; skipped", n, p.cfg.MaxLineBytes))
 			return nil
@@ -639,7 +639,7 @@ func (r *run) readRows(decode func(emit func(*Row) error) error) {
 				}
 			}
 		}
-		r.res.BodyBytes += int64(len(line))
+		r.res.BodyBytes += int64(n) + 1
 		c.lines++
 		c.batch.Add(line[:len(line)-1], ts, w.stream(row))
 		if c.batch.Bytes >= min(int64(p.cfg.ChunkBytes), r.held/2) {

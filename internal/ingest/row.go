@@ -256,7 +256,11 @@ func (rr *rowReader) Read(p []byte) (int, error) {
 }
 
 func (rr *rowReader) Close() error {
-	rr.start()
+	rr.once.Do(func() {
+		// Never read: nothing to stop, and decode never runs.
+		pr, _ := io.Pipe()
+		rr.pr, rr.done = pr, closedChan
+	})
 	rr.pr.CloseWithError(io.ErrClosedPipe)
 	<-rr.done
 	return nil

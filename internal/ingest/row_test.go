@@ -80,6 +80,15 @@ func TestRowReader(t *testing.T) {
 	if err := <-stopped; err == nil {
 		t.Fatal("decoder not stopped")
 	}
+	// Closing a reader never read never runs its decoder.
+	rr = RowReader(segment.Tenant{}, func(func(*Row) error) error {
+		t.Error("decoder ran")
+		return nil
+	})
+	rr.Close()
+	if n, err := rr.Read(make([]byte, 10)); n != 0 || err == nil {
+		t.Errorf("read after close: %d, %v", n, err)
+	}
 }
 
 // daySink keeps, per day, the lines enqueued in order, the union of the
@@ -221,7 +230,7 @@ func TestIngestRowsDirect(t *testing.T) {
 			}
 		default:
 			if res.Accepted != want.Accepted || res.Rejected != want.Rejected || res.Lines != want.Lines ||
-				res.StoredBytes != want.StoredBytes || !slices.Equal(res.Errors, want.Errors) {
+				res.StoredBytes != want.StoredBytes || res.BodyBytes != want.BodyBytes || !slices.Equal(res.Errors, want.Errors) {
 				t.Fatalf("trial %d: %+v, text path %+v", trial, res, want)
 			}
 			if got, want := sink.String(), wantSink.String(); got != want {
