@@ -382,14 +382,7 @@ func (pr *Processor) appendStream(out []byte) []byte {
 			tags = append(tags, logstream.Tag{Name: f.Name, Value: f.Value})
 		}
 	}
-	logstream.Sort(tags)
-	pr.scratch = logstream.AppendText(pr.scratch[:0], tags)
-	pr.canon = logstream.AppendCanonical(pr.canon[:0], tags)
-	out = append(out, `,"_stream":`...)
-	out = ndjson.AppendQuoted(out, bytesutil.ToUnsafeString(pr.scratch))
-	out = append(out, `,"_stream_id":"`...)
-	out = logstream.AppendID(out, pr.tenant.AccountID, pr.tenant.ProjectID, pr.canon)
-	out = append(out, '"')
+	out = appendStream(append(out, ','), tags, pr.tenant, &pr.scratch, &pr.canon)
 	clear(tags)
 	pr.tags = tags[:0]
 	return out

@@ -141,18 +141,25 @@ func (w *RowWriter) streamFields(fs []Field) []byte {
 			key = appendKeyPart(appendKeyPart(key, f.Name), f.Value)
 		}
 	}
-	logstream.Sort(tags)
-	w.text = logstream.AppendText(w.text[:0], tags)
-	w.canon = logstream.AppendCanonical(w.canon[:0], tags)
-	out := append(w.streamJSON[:0], `"_stream":`...)
-	out = ndjson.AppendQuoted(out, bytesutil.ToUnsafeString(w.text))
-	out = append(out, `,"_stream_id":"`...)
-	out = logstream.AppendID(out, w.Tenant.AccountID, w.Tenant.ProjectID, w.canon)
-	out = append(out, '"')
+	out := appendStream(w.streamJSON[:0], tags, w.Tenant, &w.text, &w.canon)
 	clear(tags)
 	w.tags = tags[:0]
 	w.lastKey, w.lastTenant, w.streamJSON, w.hasLast = key, w.Tenant, out, true
 	return out
+}
+
+// appendStream sorts tags and appends the `"_stream":…,"_stream_id":"…"`
+// VictoriaLogs makes of them for tenant t to out; *text and *canon are
+// set to the stream's text and canonical form (their buffers reused).
+func appendStream(out []byte, tags []logstream.Tag, t segment.Tenant, text, canon *[]byte) []byte {
+	logstream.Sort(tags)
+	*text = logstream.AppendText((*text)[:0], tags)
+	*canon = logstream.AppendCanonical((*canon)[:0], tags)
+	out = append(out, `"_stream":`...)
+	out = ndjson.AppendQuoted(out, bytesutil.ToUnsafeString(*text))
+	out = append(out, `,"_stream_id":"`...)
+	out = logstream.AppendID(out, t.AccountID, t.ProjectID, *canon)
+	return append(out, '"')
 }
 
 // appendKeyPart appends s with its length before it (4 bytes, little
