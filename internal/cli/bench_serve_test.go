@@ -67,3 +67,27 @@ func TestBenchServe(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareAnswers: rows agree in any order with numbers to 3 decimals;
+// quantiles VictoriaLogs estimates from a sample agree within 2%, and the
+// answer says by how much.
+func TestCompareAnswers(t *testing.T) {
+	sp := `{"s":"a","n":"3","avg":"1.00000000001","p95":"153.456"}` + "\n" + `{"s":"b","n":"4","avg":"2","p95":"10"}` + "\n"
+	for _, c := range []struct {
+		vl, want string
+	}{
+		{`{"s":"b","n":"4","avg":"2","p95":"10"}` + "\n" + `{"s":"a","n":"3","avg":"1","p95":"153.456"}`, "same"},
+		{`{"s":"a","n":"3","avg":"1","p95":"154.041"}` + "\n" + `{"s":"b","n":"4","avg":"2","p95":"10"}`, "same; p95 within 0.4%"},
+		{`{"s":"a","n":"3","avg":"1","p95":"170"}` + "\n" + `{"s":"b","n":"4","avg":"2","p95":"10"}`, "**DIFFER**: p95 off by 9.7%"},
+		{`{"s":"a","n":"3","avg":"1","p95":"153.456"}` + "\n" + `{"s":"b","n":"5","avg":"2","p95":"10"}`, "**DIFFER** (2 rows against 2)"},
+		{`{"s":"a","n":"3","avg":"1","p95":"153.456"}`, "**DIFFER** (2 rows against 1)"},
+		{`{"s":"a","n":"3","avg":"1","p95":"x"}`, `**cannot compare**: field p95: "x" is not a number`},
+	} {
+		if got := compareAnswers([]byte(sp), []byte(c.vl), false, []string{"p95"}); !strings.HasPrefix(got, c.want) {
+			t.Errorf("against %s:\n got %s\nwant %s", c.vl, got, c.want)
+		}
+	}
+	if got := compareAnswers([]byte(sp), []byte(sp), true, nil); got != "same count (2 rows)" {
+		t.Errorf("rows: %s", got)
+	}
+}
