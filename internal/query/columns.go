@@ -142,13 +142,40 @@ type colWorker struct {
 	buckets []int64 // histogram's _time bucket starts in the block
 }
 
-var colDecoders = sync.Pool{New: func() any {
+// colScratch is what colWorkers keep between queries: a zstd decoder and
+// the buffers a block's frame is read and decoded into (a block's lines
+// are about a MiB: allocating and zeroing them anew costs a needle query
+// more than finding its block).
+type colScratch struct {
+	dec         *zstd.Decoder
+	zbuf, lines []byte
+}
+
+var colScratches = sync.Pool{New: func() any {
 	d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
 	if err != nil {
 		panic(fmt.Sprintf("cannot create zstd decoder: %v", err))
 	}
-	return d
+	return &colScratch{dec: d}
 }}
+
+// maxPooledLines bounds the line buffer a colScratch keeps.
+const maxPooledLines = 8 << 20
+
+// getColScratch sets cw's decoder and buffers from the pool;
+// putColScratch gives them back.
+func getColScratch(cw *colWorker) {
+	sc := colScratches.Get().(*colScratch)
+	cw.dec, cw.zbuf, cw.lines = sc.dec, sc.zbuf, sc.lines
+}
+
+func putColScratch(cw *colWorker) {
+	sc := &colScratch{dec: cw.dec}
+	if cap(cw.lines) <= maxPooledLines && cap(cw.zbuf) <= maxPooledLines {
+		sc.zbuf, sc.lines = cw.zbuf[:0], cw.lines[:0]
+	}
+	colScratches.Put(sc)
+}
 
 // columnBlock reads one block from its columns on worker w.
 func (e *executor) columnBlock(w *workerState, cw *colWorker, j segJob, fields []string) error {

@@ -13,8 +13,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/klauspost/compress/zstd"
-
 	"github.com/spate-io/spate/internal/fileread"
 	"github.com/spate-io/spate/internal/segindex"
 )
@@ -201,12 +199,12 @@ func (e *executor) scanJobs(ctx context.Context, jobs *segJobs) error {
 		go func() {
 			defer wg.Done()
 			cw := &colWorker{
-				dec:  colDecoders.Get().(*zstd.Decoder),
 				raw:  make([][]byte, len(jobs.fields)),
 				cols: make([]segindex.StringColumn, len(jobs.fields)),
 				has:  make([]bool, len(jobs.fields)),
 			}
-			defer colDecoders.Put(cw.dec)
+			getColScratch(cw)
+			defer putColScratch(cw)
 			for !e.stopped.Load() && ctx.Err() == nil {
 				j := int(next.Add(1) - 1)
 				if j >= len(jobs.jobs) {
