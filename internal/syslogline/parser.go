@@ -190,7 +190,7 @@ func (p *Parser) sdElement(s string) (string, bool) {
 		return s, false
 	}
 	s = s[1:]
-	n := strings.IndexAny(s, " ]")
+	n := indexByte2(s, ' ', ']')
 	if n < 0 {
 		return s, false
 	}
@@ -230,7 +230,7 @@ func (p *Parser) sdElement(s string) (string, bool) {
 			}
 			i++
 		} else {
-			e := strings.IndexAny(s[i:], " ]")
+			e := indexByte2(s[i:], ' ', ']')
 			if e < 0 {
 				return s, false
 			}
@@ -271,7 +271,7 @@ func (p *Parser) logfmt(id, s string) bool {
 		added = true
 	}
 	for {
-		n := strings.IndexAny(s, "= ")
+		n := indexByte2(s, '=', ' ')
 		if n < 0 {
 			emit(s, "")
 			return added
@@ -308,6 +308,13 @@ func (p *Parser) logfmt(id, s string) bool {
 // unquote reads the Go-quoted string at the start of s: its value and
 // length.
 func unquote(s string) (string, int, bool) {
+	if s[0] == '"' {
+		// Fast path: ASCII up to the closing quote, with no backslash or
+		// newline, which strconv would return as is.
+		if e := strings.IndexByte(s[1:], '"'); e >= 0 && plainASCII(s[1:1+e]) {
+			return s[1 : 1+e], e + 2, true
+		}
+	}
 	switch s[0] {
 	case '"', '`':
 		q, err := strconv.QuotedPrefix(s)
@@ -336,6 +343,27 @@ func unquote(s string) (string, int, bool) {
 		return string(b), len(s) - len(r) + 1, true
 	}
 	return "", 0, false
+}
+
+// plainASCII reports whether s is ASCII without '\\' or '\n'.
+func plainASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= utf8.RuneSelf || c == '\\' || c == '\n' {
+			return false
+		}
+	}
+	return true
+}
+
+// indexByte2 returns the index of the first a or b in s, or -1: what
+// strings.IndexAny does for two ASCII bytes, without building its set.
+func indexByte2(s string, a, b byte) int {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == a || c == b {
+			return i
+		}
+	}
+	return -1
 }
 
 // message adds the message: CEF or CEE fields when it is one, else the

@@ -1,6 +1,8 @@
 package syslogline
 
 import (
+	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -110,5 +112,59 @@ func BenchmarkParser(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		p.Parse(line)
+	}
+}
+
+// unquoteRef is unquote without its fast path: strconv decides.
+func unquoteRef(s string) (string, int, bool) {
+	switch s[0] {
+	case '"', '`':
+		q, err := strconv.QuotedPrefix(s)
+		if err != nil {
+			return "", 0, false
+		}
+		v, err := strconv.Unquote(q)
+		if err != nil {
+			return "", 0, false
+		}
+		return v, len(q), true
+	case '\'':
+		var b []byte
+		r := s[1:]
+		for !strings.HasPrefix(r, "'") {
+			c, _, tail, err := strconv.UnquoteChar(r, '\'')
+			if err != nil {
+				return "", 0, false
+			}
+			b = append(b, string(c)...)
+			r = tail
+		}
+		return string(b), len(s) - len(r) + 1, true
+	}
+	return "", 0, false
+}
+
+// TestUnquote checks unquote, fast path included, against strconv on
+// random quoted prefixes, and indexByte2 against strings.IndexAny.
+func TestUnquote(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	parts := []string{`"`, `"`, "a", "bc", " ", `\`, `\"`, `\n`, "\n", "\t", "é", "\xff", "]", "=", "`", "'"}
+	for range 100000 {
+		var b strings.Builder
+		b.WriteString([]string{`"`, `"`, "`", "'"}[rng.IntN(4)])
+		for range rng.IntN(12) {
+			b.WriteString(parts[rng.IntN(len(parts))])
+		}
+		s := b.String()
+		v, n, ok := unquote(s)
+		wv, wn, wok := unquoteRef(s)
+		if v != wv || n != wn || ok != wok {
+			t.Fatalf("unquote(%q) = %q, %d, %v; strconv: %q, %d, %v", s, v, n, ok, wv, wn, wok)
+		}
+		for _, set := range []string{" ]", "= "} {
+			if got, want := indexByte2(s, set[0], set[1]), strings.IndexAny(s, set); got != want {
+				t.Fatalf("indexByte2(%q, %q) = %d, want %d", s, set, got, want)
+			}
+		}
 	}
 }
