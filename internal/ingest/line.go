@@ -162,21 +162,9 @@ func (pr *Processor) processWritten(line []byte) (out []byte, ts int64, ok bool)
 	const streamKey = `,"_stream":"`
 	if bytes.HasPrefix(rest, []byte(streamKey)) {
 		rest = rest[len(streamKey):]
-		end := 0
-		for {
-			k := bytes.IndexByte(rest[end:], '"')
-			if k < 0 {
-				return nil, 0, false
-			}
-			end += k
-			n := 0
-			for n < end && rest[end-1-n] == '\\' {
-				n++
-			}
-			if n%2 == 0 {
-				break
-			}
-			end++
+		end := ndjson.StringEnd(rest)
+		if end == len(rest) {
+			return nil, 0, false
 		}
 		var err error
 		if pr.own, err = ndjson.AppendUnescape(pr.own[:0], rest[:end]); err != nil {

@@ -39,7 +39,7 @@ func appendCompactValid(dst, raw []byte) []byte {
 	for i := 0; i < len(raw); {
 		switch c := raw[i]; {
 		case c == '"':
-			end := i + 1 + stringEnd(raw[i+1:])
+			end := i + 1 + StringEnd(raw[i+1:])
 			dst = append(dst, raw[i:end+1]...)
 			i = end + 1
 		case isSpace(c):
@@ -56,15 +56,16 @@ func appendCompactValid(dst, raw []byte) []byte {
 	return dst
 }
 
-// stringEnd returns the index of the closing quote of valid string
-// contents s: the first '"' preceded by an even number of backslashes
-// (in valid JSON, backslashes only start escapes).
-func stringEnd(s []byte) int {
+// StringEnd returns the index of the closing quote of string contents s
+// (what follows an opening quote): the first '"' preceded by an even
+// number of backslashes (in valid JSON, backslashes only start escapes);
+// len(s) if there is none.
+func StringEnd(s []byte) int {
 	off := 0
 	for {
 		k := bytes.IndexByte(s[off:], '"')
 		if k < 0 {
-			return len(s) // unreachable for valid input
+			return len(s) // unreachable for a whole valid string
 		}
 		q := off + k
 		n := 0

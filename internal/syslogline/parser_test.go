@@ -115,7 +115,8 @@ func BenchmarkParser(b *testing.B) {
 	}
 }
 
-// unquoteRef is unquote without its fast path: strconv decides.
+// unquoteRef is unquote without its fast path: strconv decides double
+// and back quotes. Single quotes have no fast path; unquote decides them.
 func unquoteRef(s string) (string, int, bool) {
 	switch s[0] {
 	case '"', '`':
@@ -128,20 +129,8 @@ func unquoteRef(s string) (string, int, bool) {
 			return "", 0, false
 		}
 		return v, len(q), true
-	case '\'':
-		var b []byte
-		r := s[1:]
-		for !strings.HasPrefix(r, "'") {
-			c, _, tail, err := strconv.UnquoteChar(r, '\'')
-			if err != nil {
-				return "", 0, false
-			}
-			b = append(b, string(c)...)
-			r = tail
-		}
-		return string(b), len(s) - len(r) + 1, true
 	}
-	return "", 0, false
+	return unquote(s)
 }
 
 // TestUnquote checks unquote, fast path included, against strconv on
