@@ -12,7 +12,7 @@
 // refused by Open, and the caller reads the segment as if there were no
 // sidecar (and may rebuild it with a Builder).
 //
-// # On-disk format (version 2, little-endian)
+// # On-disk format (version 3, little-endian)
 //
 //	[0:8]    magic "SPATEIDX"
 //	[8:12]   version
@@ -41,7 +41,7 @@
 // per row, 0 for a row without the field, else 1 + the value's length and
 // the value (lengths as uvarints). The _time column is each row's Unix ns
 // as a zigzag varint delta from the row before (the first from 0). A token
-// bloom (bloom.go) is stored as is, 64-bit words, not compressed.
+// bloom (bloom.go) is stored as is, 32-byte blocks, not compressed.
 package segindex
 
 import (
@@ -66,8 +66,9 @@ var noMap = false
 // that changes what a sidecar means, not only its layout (the bloom hash
 // or probe count, the tokenizer, how values are read), takes a new
 // version: a sidecar of another version is refused and rebuilt. Version 1
-// was written during development (FNV token hashes, 7 probes).
-const Version = 2
+// was written during development (FNV token hashes, 7 probes); version 2
+// had blooms probed anywhere by double hashing (bloom.go).
+const Version = 3
 
 const (
 	magic      = "SPATEIDX"
