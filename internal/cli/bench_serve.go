@@ -783,7 +783,7 @@ func startVictoriaLogsBench(ctx context.Context, bin, dir string) (*exec.Cmd, st
 }
 
 // indexCPUSeconds builds the sidecar index of the logs at path (1 MiB
-// blocks, as sealing does, without compressing them) and returns the CPU
+// blocks of 128 KiB frames, as sealing does, without compressing them) and returns the CPU
 // seconds it took this process.
 func indexCPUSeconds(path string) (float64, error) {
 	f, err := os.Open(path)
@@ -797,8 +797,10 @@ func indexCPUSeconds(path string) (float64, error) {
 	}
 	b.Numbers = query.IndexNumbers
 	cpu0 := benchenv.SelfCPU()
+	var frames []segindex.Frame
 	if _, err := segment.EachBlock(f, nil, func(block []byte) error {
-		b.Add(block, 0, 0)
+		frames = segment.RawFrames(frames[:0], block)
+		b.AddFrames(block, 0, frames)
 		return nil
 	}); err != nil {
 		return 0, err

@@ -1008,6 +1008,9 @@ func printQueryStats(w io.Writer, st query.Stats) {
 		fmt.Fprintf(w, "spate: segment indexes: %s blocks (%s of lines) answered from columns, reading %s; %s blocks read from their lines; %s blocks skipped by time, %s by numeric ranges or streams, %s by token blooms",
 			formatThousands(st.ColumnBlocks), formatSize(st.ColumnLineBytes), formatSize(st.ColumnBytes), formatThousands(st.LineBlocks),
 			formatThousands(st.SkippedBlocks), formatThousands(st.ValueSkippedBlocks), formatThousands(st.TokenSkippedBlocks))
+		if st.TokenSkippedFrames > 0 {
+			fmt.Fprintf(w, "; %s frames of the blocks read from their lines skipped by token blooms", formatThousands(st.TokenSkippedFrames))
+		}
 		if st.ColumnFallbacks > 0 {
 			fmt.Fprintf(w, "; %s blocks read from their lines because their columns could not be read", formatThousands(st.ColumnFallbacks))
 		}

@@ -522,7 +522,7 @@ func (e *executor) columnFallback(w *workerState, cw *colWorker, j segJob, cause
 		return fail(err)
 	}
 	defer f.Close()
-	raw, err := readFrame(f, blk, cw)
+	raw, err := readFrame(f, blk.ZOff, blk.ZLen, blk.RawLen, cw)
 	if err != nil {
 		return fail(err)
 	}

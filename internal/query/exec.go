@@ -70,8 +70,10 @@ type Stats struct {
 	// ColumnBytes is what was read from sidecars; ColumnLineBytes the size
 	// of the lines the ColumnBlocks hold (not read). LineBlocks counts
 	// blocks of indexed segments read from their lines (decoded alone, in
-	// parallel, the others skipped).
-	ColumnBytes, ColumnLineBytes, LineBlocks int64
+	// parallel, the others skipped); TokenSkippedFrames the frames of such
+	// blocks that their blooms per frame ruled out, unread (their rows
+	// count in Lines).
+	ColumnBytes, ColumnLineBytes, LineBlocks, TokenSkippedFrames int64
 }
 
 // errStop is returned by a processor that needs no more rows (a limit was
@@ -146,6 +148,7 @@ func Run(ctx context.Context, q *Query, inputs []string, cfg fileread.Config, op
 	st.ColumnBlocks, st.SkippedBlocks, st.ColumnFallbacks = e.colBlocks.Load(), e.colSkipped.Load(), e.colFallbacks.Load()
 	st.ColumnBytes, st.ColumnLineBytes, st.LineBlocks = e.colBytes.Load(), e.colLineBytes.Load(), e.blockLines.Load()
 	st.TokenSkippedBlocks, st.ValueSkippedBlocks = e.tokSkipped.Load(), e.valSkipped.Load()
+	st.TokenSkippedFrames = e.frameSkipped.Load()
 	st.Lines += e.colSkippedRows.Load()
 	st.Duration = time.Since(start)
 	return st, err
@@ -174,7 +177,7 @@ type executor struct {
 	pace                                                func(context.Context, time.Duration) // fileread.Config.Pace, for blocks read through sidecars
 	colBlocks, colSkipped, colSkippedRows, colFallbacks atomic.Int64
 	colBytes, colLineBytes, blockBytes, blockLines      atomic.Int64
-	tokSkipped, valSkipped                              atomic.Int64
+	tokSkipped, valSkipped, frameSkipped                atomic.Int64
 	fast                                                colFast // set before the workers start
 }
 

@@ -41,6 +41,9 @@ type segJob struct {
 	// skip: a block the sidecar rules out, handed on as skipped bytes so
 	// that rows in file order still cover the input (ordered queries).
 	skip bool
+	// frames: of a block of several frames, those to decode (bit i for
+	// frame i), the others ruled out by their blooms; 0: all.
+	frames uint64
 }
 
 // segJobs are the blocks a run reads through sidecars, in input order.
@@ -107,9 +110,16 @@ func (e *executor) indexJobs(inputs []string) (jobs *segJobs, rest []string, res
 			} else if len(nreqs) > 0 && numbersAbsent(seg.ix, blk, nreqs) || streams && streamsAbsent(pr, blk) {
 				skip = true
 				e.valSkipped.Add(1)
-			} else if len(reqs) > 0 {
+			}
+			var frames uint64
+			if !skip && len(reqs) > 0 {
 				if skip, bloom = tokensAbsent(seg.ix, blk, reqs, bloom); skip {
 					e.tokSkipped.Add(1)
+				} else if !seg.cols && len(blk.Frames) > 1 && len(blk.Frames) <= 64 {
+					if frames, bloom = framesWanted(seg.ix, blk, reqs, bloom); frames == 0 {
+						skip = true
+						e.tokSkipped.Add(1)
+					}
 				}
 			}
 			if skip {
@@ -119,7 +129,10 @@ func (e *executor) indexJobs(inputs []string) (jobs *segJobs, rest []string, res
 				}
 				continue
 			}
-			jobs.jobs = append(jobs.jobs, segJob{seg: seg, block: b})
+			if frames == 1<<len(blk.Frames)-1 {
+				frames = 0 // all of them
+			}
+			jobs.jobs = append(jobs.jobs, segJob{seg: seg, block: b, frames: frames})
 		}
 		if ordered {
 			if err := e.order.done(i, seg.ix.RawSize); err != nil && !errors.Is(err, errStop) {
@@ -249,26 +262,65 @@ func (e *executor) scanJobs(ctx context.Context, jobs *segJobs) error {
 	return nil
 }
 
-// lineBlock decodes the frame of block j alone and hands its lines to
-// worker wid as a chunk.
+// lineBlock decodes block j's frames (all, or those j.frames names) and
+// hands their lines to worker wid as chunks; frames ruled out are handed
+// on as skipped bytes.
 func (e *executor) lineBlock(wid int, cw *colWorker, j segJob) error {
 	blk := &j.seg.ix.Blocks[j.block]
-	raw, err := readFrame(j.seg.f, blk, cw)
-	if err != nil {
+	damaged := func(err error) error {
 		return fmt.Errorf("%s: block %d: %w (the segment or its sidecar is damaged: `spate index --force` rebuilds the sidecar, `--no-index` reads without it)", j.seg.name, j.block, err)
 	}
 	e.blockLines.Add(1)
-	e.blockBytes.Add(blk.RawLen)
-	return e.chunk(wid, &fileread.Chunk{Input: j.seg.input, Name: j.seg.name, Seq: int64(j.block), Offset: blk.RawOff, Data: raw})
+	if j.frames == 0 {
+		raw, err := readFrame(j.seg.f, blk.ZOff, blk.ZLen, blk.RawLen, cw)
+		if err != nil {
+			return damaged(err)
+		}
+		e.blockBytes.Add(blk.RawLen)
+		return e.chunk(wid, &fileread.Chunk{Input: j.seg.input, Name: j.seg.name, Seq: int64(j.block), Offset: blk.RawOff, Data: raw})
+	}
+	zoff, roff := blk.ZOff, blk.RawOff
+	skipOff, skipLen := roff, int64(0)
+	for i, fr := range blk.Frames {
+		if j.frames&(1<<i) == 0 {
+			if skipLen == 0 {
+				skipOff = roff
+			}
+			skipLen += fr.RawLen
+			e.frameSkipped.Add(1)
+			e.colSkippedRows.Add(int64(fr.Rows))
+		} else {
+			if skipLen > 0 {
+				if err := e.chunk(wid, &fileread.Chunk{Input: j.seg.input, Name: j.seg.name, Seq: int64(j.block), Offset: skipOff, Skip: skipLen}); err != nil {
+					return err
+				}
+				skipLen = 0
+			}
+			raw, err := readFrame(j.seg.f, zoff, fr.ZLen, fr.RawLen, cw)
+			if err != nil {
+				return damaged(fmt.Errorf("frame %d: %w", i, err))
+			}
+			e.blockBytes.Add(fr.RawLen)
+			if err := e.chunk(wid, &fileread.Chunk{Input: j.seg.input, Name: j.seg.name, Seq: int64(j.block), Offset: roff, Data: raw}); err != nil {
+				return err
+			}
+		}
+		zoff, roff = zoff+fr.ZLen, roff+fr.RawLen
+	}
+	if skipLen > 0 {
+		return e.chunk(wid, &fileread.Chunk{Input: j.seg.input, Name: j.seg.name, Seq: int64(j.block), Offset: skipOff, Skip: skipLen})
+	}
+	return nil
 }
 
-// readFrame reads and decodes the frame of blk from f into cw.lines.
-func readFrame(f *os.File, blk *segindex.Block, cw *colWorker) ([]byte, error) {
-	if int64(cap(cw.zbuf)) < blk.ZLen {
-		cw.zbuf = make([]byte, blk.ZLen)
+// readFrame reads the zlen bytes at zoff of f, one or more zstd frames,
+// and decodes them into cw.lines, which must then hold rawLen bytes.
+func readFrame(f *os.File, zoff, zlen, rawLen int64, cw *colWorker) ([]byte, error) {
+	if int64(cap(cw.zbuf)) < zlen {
+		cw.zbuf = make([]byte, zlen)
 	}
-	cw.zbuf = cw.zbuf[:blk.ZLen]
-	if _, err := f.ReadAt(cw.zbuf, blk.ZOff); err != nil {
+	cw.zbuf = cw.zbuf[:zlen]
+	if _, err := f.ReadAt(cw.zbuf, zoff); err != nil {
 		return nil, fmt.Errorf("cannot read frame: %w", err)
 	}
 	raw, err := cw.dec.DecodeAll(cw.zbuf, cw.lines[:0])
@@ -276,8 +328,8 @@ func readFrame(f *os.File, blk *segindex.Block, cw *colWorker) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot decode frame: %w", err)
 	}
-	if int64(len(raw)) != blk.RawLen {
-		return nil, fmt.Errorf("frame holds %d bytes, the index says %d", len(raw), blk.RawLen)
+	if int64(len(raw)) != rawLen {
+		return nil, fmt.Errorf("frame holds %d bytes, the index says %d", len(raw), rawLen)
 	}
 	return raw, nil
 }
@@ -389,6 +441,41 @@ func tokensAbsent(ix *segindex.Index, blk *segindex.Block, reqs []tokenReq, buf 
 		}
 	}
 	return false, buf
+}
+
+// framesWanted returns the frames of blk, a block of 2 to 64 frames (a bit
+// each), that the blooms per frame leave for reqs: all of them when it has
+// no frame blooms of reqs' fields; 0 when they rule out every frame. A
+// frame bloom that cannot be read rules nothing out. buf is reused for
+// blooms and returned.
+func framesWanted(ix *segindex.Index, blk *segindex.Block, reqs []tokenReq, buf []byte) (uint64, []byte) {
+	want := uint64(1)<<len(blk.Frames) - 1
+	for _, rq := range reqs {
+		refs, ok := blk.FrameBloom(ix.FieldID(rq.field))
+		if !ok {
+			continue
+		}
+		var may uint64
+		for i, ref := range refs {
+			if ref.Len == 0 || want&(1<<i) == 0 {
+				continue // no token of the field in the frame
+			}
+			bloom, nbuf, err := ix.ReadBloom(ref, buf)
+			buf = nbuf
+			if err != nil || slices.ContainsFunc(rq.alts, func(hs []uint64) bool {
+				for _, h := range hs {
+					if !segindex.BloomHas(bloom, h) {
+						return false
+					}
+				}
+				return true
+			}) {
+				may |= 1 << i
+			}
+		}
+		want &= may
+	}
+	return want, buf
 }
 
 // numReq says a row can match only if its field holds a number in the

@@ -68,6 +68,12 @@ type Builder struct {
 	times []int64
 	buf   []byte
 	hs    []uint64 // token hashes
+	// With frames (AddFrames, more than one): the frame of the row being
+	// read, the first row of each frame so far, and a set to collect one
+	// frame's tokens of a field.
+	frame     int
+	frameRows []int
+	frameSet  tokenSet
 }
 
 // colAcc accumulates one field's values in the current block.
@@ -89,6 +95,10 @@ type colAcc struct {
 	// skipped fields, of the dictionary at the end for the others.
 	bloom bool
 	toks  tokenSet
+	// frameHs: with frames, the token hashes of a skipped field's values
+	// in row order; frameStart[i] is where frame i's begin.
+	frameHs    []uint64
+	frameStart []int
 	// The block's numeric range of the values seen (of plain columns, as
 	// they come; of dictionary ones, at the end): nums counts numbers,
 	// nan marks a NaN (no range then).
@@ -115,11 +125,18 @@ func (c *colAcc) addNum(v string, b *Builder) {
 	}
 }
 
-// addTokens adds the tokens of v to c's token set.
-func (c *colAcc) addTokens(v string, b *Builder) {
+// addTokens adds the tokens of v to c's token set, and to frame's when
+// the block has frames and c no column.
+func (c *colAcc) addTokens(v string, b *Builder, frame int) {
 	b.hs = AppendTokenHashes(b.hs[:0], v)
 	for _, h := range b.hs {
 		c.toks.add(h)
+	}
+	if c.skip && len(b.frameRows) > 0 {
+		for len(c.frameStart) <= frame {
+			c.frameStart = append(c.frameStart, len(c.frameHs))
+		}
+		c.frameHs = append(c.frameHs, b.hs...)
 	}
 }
 
@@ -129,7 +146,28 @@ func (c *colAcc) dictTokens(b *Builder) {
 		return
 	}
 	for _, v := range c.values {
-		c.addTokens(v, b)
+		c.addTokens(v, b, 0)
+	}
+}
+
+// frameTokens adds the tokens of the values c collected as a dictionary
+// (it has just become skipped) to their rows' frames.
+func (c *colAcc) frameTokens(b *Builder) {
+	if !c.bloom || len(b.frameRows) == 0 {
+		return
+	}
+	f := 0
+	for r, id := range c.ids {
+		for f+1 < len(b.frameRows) && b.frameRows[f+1] <= r {
+			f++
+		}
+		if id > 0 {
+			b.hs = AppendTokenHashes(b.hs[:0], c.values[id-1])
+			for len(c.frameStart) <= f {
+				c.frameStart = append(c.frameStart, len(c.frameHs))
+			}
+			c.frameHs = append(c.frameHs, b.hs...)
+		}
 	}
 }
 
@@ -145,9 +183,28 @@ func NewBuilder(read LineReader) (*Builder, error) {
 // Add indexes the next block: raw holds its whole lines (each ending in
 // '\n', as in the segment), compressed to the frame at zoff of zlen bytes.
 func (b *Builder) Add(raw []byte, zoff, zlen int64) {
-	blk := Block{ZOff: zoff, ZLen: zlen, RawOff: b.raw, RawLen: int64(len(raw)), Flags: FlagTime | FlagColumns}
+	b.AddFrames(raw, zoff, []Frame{{ZLen: zlen, RawLen: int64(len(raw))}})
+}
+
+// AddFrames indexes the next block as Add does, compressed to consecutive
+// frames from zoff: each frame's ZLen, and RawLen of whole lines of raw
+// (their Rows are counted here). A block of several frames gets blooms
+// per frame for the fields without a column (Block.FrameBlooms).
+func (b *Builder) AddFrames(raw []byte, zoff int64, frames []Frame) {
+	blk := Block{ZOff: zoff, RawOff: b.raw, RawLen: int64(len(raw)), Flags: FlagTime | FlagColumns}
+	for _, f := range frames {
+		blk.ZLen += f.ZLen
+	}
+	b.frame, b.frameRows = 0, b.frameRows[:0]
+	var frameEnd int64 // raw offset where the current frame ends
+	if len(frames) > 1 {
+		blk.Frames = slices.Clone(frames)
+		b.frameRows = append(b.frameRows, 0)
+		frameEnd = frames[0].RawLen
+	}
 	for i := range b.cols {
 		c := &b.cols[i]
+		c.frameHs, c.frameStart = c.frameHs[:0], c.frameStart[:0]
 		clear(c.dict)
 		c.values, c.ids, c.n, c.bytes, c.lastRow = c.values[:0], c.ids[:0], 0, 0, 0
 		c.skip, c.plain, c.plainBuf, c.plainRows = notHot[b.fields[i]], b.fields[i] == msgField, c.plainBuf[:0], 0
@@ -177,7 +234,7 @@ func (b *Builder) Add(raw []byte, zoff, zlen int64) {
 		c.lastRow = row + 1
 		c.n++
 		if c.bloom && (c.skip || c.plain) {
-			c.addTokens(value, b)
+			c.addTokens(value, b, b.frame)
 		}
 		if c.skip {
 			return
@@ -215,6 +272,20 @@ func (b *Builder) Add(raw []byte, zoff, zlen int64) {
 		} else {
 			line, data = data[:i], data[i+1:]
 		}
+		if blk.Frames != nil {
+			// The line starts at raw offset len(raw)-len(data)-len(line)-1
+			// (or is the last, unterminated one); frames hold whole lines.
+			start := int64(len(raw) - len(data) - len(line))
+			if i >= 0 {
+				start--
+			}
+			for start >= frameEnd && b.frame+1 < len(blk.Frames) {
+				blk.Frames[b.frame].Rows = row - b.frameRows[b.frame]
+				b.frame++
+				b.frameRows = append(b.frameRows, row)
+				frameEnd += blk.Frames[b.frame].RawLen
+			}
+		}
 		if len(line) == 0 || (len(line) == 1 && line[0] == '\r') {
 			continue // not a log: queries skip it too
 		}
@@ -240,6 +311,9 @@ func (b *Builder) Add(raw []byte, zoff, zlen int64) {
 		}
 	}
 	blk.Rows = row
+	if blk.Frames != nil {
+		blk.Frames[b.frame].Rows = row - b.frameRows[b.frame]
+	}
 	b.decide()
 	for id := range b.cols {
 		c := &b.cols[id]
@@ -257,6 +331,9 @@ func (b *Builder) Add(raw []byte, zoff, zlen int64) {
 				b.data = appendBloom(b.data, b.hs)
 				sum := xxhash.Sum64(b.data[off:])
 				blk.Blooms = append(blk.Blooms, ColumnRef{Field: id, Off: int64(off), Len: int64(len(b.data) - off), RawLen: int64(sum)})
+			}
+			if c.skip && blk.Frames != nil && c.toks.n > 0 {
+				blk.FrameBlooms = append(blk.FrameBlooms, b.frameBlooms(id, c, len(blk.Frames)))
 			}
 		}
 		if blk.Flags&FlagColumns == 0 || c.skip {
@@ -303,6 +380,30 @@ func (b *Builder) Add(raw []byte, zoff, zlen int64) {
 	b.raw += int64(len(raw))
 }
 
+// frameBlooms appends to the data area the bloom of each of n frames of
+// the tokens c collected for field id.
+func (b *Builder) frameBlooms(id int, c *colAcc, n int) FrameBlooms {
+	fb := FrameBlooms{Field: id, Frames: make([]ColumnRef, n)}
+	for len(c.frameStart) <= n {
+		c.frameStart = append(c.frameStart, len(c.frameHs))
+	}
+	for f := range n {
+		b.frameSet.reset()
+		for _, h := range c.frameHs[c.frameStart[f]:c.frameStart[f+1]] {
+			b.frameSet.add(h)
+		}
+		if b.frameSet.n == 0 {
+			fb.Frames[f] = ColumnRef{Field: id}
+			continue
+		}
+		b.hs = b.frameSet.appendTo(b.hs[:0])
+		off := len(b.data)
+		b.data = appendBloom(b.data, b.hs)
+		fb.Frames[f] = ColumnRef{Field: id, Off: int64(off), Len: int64(len(b.data) - off), RawLen: int64(xxhash.Sum64(b.data[off:]))}
+	}
+	return fb
+}
+
 // blockStreams sets blk's streams from the _stream values of its rows
 // (when they are a dictionary of at most maxBlockStreams), with "{}" when
 // some row has none.
@@ -346,6 +447,7 @@ func (b *Builder) decide() {
 		if distinct && c.bytes > maxIDAvg*c.n {
 			c.dictTokens(b)
 			c.skip = true
+			c.frameTokens(b)
 			continue
 		}
 		if distinct && c.n >= decideRows/2 {
@@ -482,6 +584,23 @@ func (b *Builder) Finish(zstSize, zstMtime int64) []byte {
 		t = binary.AppendUvarint(t, uint64(len(blk.Blooms)))
 		for _, c := range blk.Blooms {
 			t = appendRef(t, c)
+		}
+		t = binary.AppendUvarint(t, uint64(len(blk.Frames)))
+		for _, f := range blk.Frames {
+			t = binary.AppendUvarint(t, uint64(f.ZLen))
+			t = binary.AppendUvarint(t, uint64(f.RawLen))
+			t = binary.AppendUvarint(t, uint64(f.Rows))
+		}
+		if blk.Frames != nil {
+			t = binary.AppendUvarint(t, uint64(len(blk.FrameBlooms)))
+			for _, fb := range blk.FrameBlooms {
+				t = binary.AppendUvarint(t, uint64(fb.Field))
+				for _, c := range fb.Frames {
+					t = binary.AppendUvarint(t, uint64(c.Off))
+					t = binary.AppendUvarint(t, uint64(c.Len))
+					t = binary.AppendUvarint(t, uint64(c.RawLen))
+				}
+			}
 		}
 	}
 	out := make([]byte, headerSize, headerSize+len(t)+len(b.data))

@@ -1,6 +1,6 @@
 // Package segindex reads and writes the sidecar index of a sealed,
-// compressed spate segment: where each of its blocks (independent zstd
-// frames of whole lines) starts, what the block holds (rows, _time range,
+// compressed spate segment: where each of its blocks (whole lines, as one
+// or more independent zstd frames) starts, what the block holds (rows, _time range,
 // field names, token blooms) and hot columns, a columnar copy of the
 // block's fields but long, mostly distinct ids, so that a query that reads
 // only those never decompresses or parses the lines.
@@ -12,7 +12,7 @@
 // refused by Open, and the caller reads the segment as if there were no
 // sidecar (and may rebuild it with a Builder).
 //
-// # On-disk format (version 3, little-endian)
+// # On-disk format (version 4, little-endian)
 //
 //	[0:8]    magic "SPATEIDX"
 //	[8:12]   version
@@ -24,14 +24,19 @@
 //
 // The table is the segment's .zst size and modification time (Unix ns),
 // its decompressed size, row count and the data area's length; the field
-// names of the segment; then per block: the frame's offset and length in
-// the .zst, its decompressed offset and length, rows, flags, the _time
+// names of the segment; then per block: its offset and length in the
+// .zst, its decompressed offset and length, rows, flags, the _time
 // range, the field ids present in some row, the block's columns (field id,
 // offset and length in the data area, decompressed length), its _time
 // column when it has one, the numeric ranges of its column fields (field
 // id, 1 if any value is a number, min and max as float64 bits), its
-// _stream values (count+1, 0 when unknown; each as length and bytes), and
-// its token blooms (as columns, with the bloom's xxhash64 for length).
+// _stream values (count+1, 0 when unknown; each as length and bytes), its
+// token blooms (as columns, with the bloom's xxhash64 for length), its
+// frames when it has more than one (count, 0 for one; each frame's length
+// in the .zst, decompressed length and rows), and with frames, the blooms
+// per frame of the fields without a column (count; each as field id, then
+// per frame the bloom's offset, length, 0 when the frame has no token of
+// the field, and xxhash64).
 //
 // A column is one zstd frame. A string column starts with its kind. 'd': a
 // dictionary of the block's distinct values in first-seen order (count,
@@ -51,6 +56,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"sync/atomic"
 
 	"github.com/cespare/xxhash/v2"
@@ -67,8 +73,9 @@ var noMap = false
 // or probe count, the tokenizer, how values are read), takes a new
 // version: a sidecar of another version is refused and rebuilt. Version 1
 // was written during development (FNV token hashes, 7 probes); version 2
-// had blooms probed anywhere by double hashing (bloom.go).
-const Version = 3
+// had blooms probed anywhere by double hashing (bloom.go), version 3 one
+// frame per block.
+const Version = 4
 
 const (
 	magic      = "SPATEIDX"
@@ -129,6 +136,39 @@ type Block struct {
 	// by field id ascending, read with Index.ReadBloom; their RawLen is
 	// the xxhash64 of their bytes (they are stored as is).
 	Blooms []ColumnRef
+	// Frames are the block's zstd frames in order, when it has more than
+	// one (nil: the block is one frame): their lengths add up to ZLen,
+	// RawLen and Rows.
+	Frames []Frame
+	// FrameBlooms are, for the fields with a bloom but no column in the
+	// block (long, mostly distinct values: ids), a bloom per frame, by
+	// field id ascending; only with Frames. A query looking up such a
+	// value decodes only the frames whose blooms may hold it.
+	FrameBlooms []FrameBlooms
+}
+
+// Frame is one zstd frame of a block of several.
+type Frame struct {
+	ZLen, RawLen int64
+	Rows         int
+}
+
+// FrameBlooms are the blooms of one field in each frame of a block, read
+// with Index.ReadBloom. A frame whose bloom has Len 0 holds no token of
+// the field.
+type FrameBlooms struct {
+	Field  int
+	Frames []ColumnRef
+}
+
+// FrameBloom returns the per-frame blooms of field id, if the block has
+// them.
+func (b *Block) FrameBloom(id int) ([]ColumnRef, bool) {
+	i, ok := slices.BinarySearchFunc(b.FrameBlooms, id, func(f FrameBlooms, id int) int { return f.Field - id })
+	if !ok {
+		return nil, false
+	}
+	return b.FrameBlooms[i].Frames, true
 }
 
 // NumRange is what a block's values of one field hold as numbers (as the
@@ -436,12 +476,22 @@ func (ix *Index) parseTable(table []byte) error {
 				return fmt.Errorf("block %d: bloom of an absent field %d", i, b.Blooms[j].Field)
 			}
 		}
+		if err := ix.parseFrames(r, b, &blooms); err != nil {
+			return fmt.Errorf("block %d: %w", i, err)
+		}
 		if r.err != nil {
 			break
 		}
 		for _, c := range b.Blooms {
 			if err := ix.checkRef(c); err != nil {
 				return fmt.Errorf("block %d: %w", i, err)
+			}
+		}
+		for _, fb := range b.FrameBlooms {
+			for _, c := range fb.Frames {
+				if err := ix.checkRef(c); err != nil {
+					return fmt.Errorf("block %d: %w", i, err)
+				}
 			}
 		}
 		if err := ix.checkRef(b.Time); err != nil {
@@ -464,6 +514,49 @@ func (ix *Index) parseTable(table []byte) error {
 		return fmt.Errorf("blocks hold %d rows, the table says %d", rows, ix.Rows)
 	}
 	ix.checked = make([]atomic.Bool, blooms)
+	return nil
+}
+
+// parseFrames reads the frames of block b and their blooms (bloom slots
+// are numbered on from *slots).
+func (ix *Index) parseFrames(r *tableReader, b *Block, slots *int) error {
+	nfr := r.count(3)
+	if nfr == 0 {
+		return nil
+	}
+	if nfr < 2 {
+		return errors.New("a block of one frame lists it")
+	}
+	b.Frames = make([]Frame, nfr)
+	var zlen, rawLen int64
+	rows := 0
+	for j := range b.Frames {
+		f := &b.Frames[j]
+		f.ZLen, f.RawLen, f.Rows = int64(r.uvarint()), int64(r.uvarint()), int(r.uvarint())
+		if f.ZLen <= 0 || f.RawLen <= 0 || f.Rows < 0 {
+			return fmt.Errorf("frame %d: %d bytes of %d, %d rows", j, f.ZLen, f.RawLen, f.Rows)
+		}
+		zlen, rawLen, rows = zlen+f.ZLen, rawLen+f.RawLen, rows+f.Rows
+	}
+	if r.err == nil && (zlen != b.ZLen || rawLen != b.RawLen || rows != b.Rows) {
+		return fmt.Errorf("frames hold %d bytes of %d and %d rows, the block %d of %d and %d", zlen, rawLen, rows, b.ZLen, b.RawLen, b.Rows)
+	}
+	nfb := r.count(1 + 3*nfr)
+	b.FrameBlooms = make([]FrameBlooms, nfb)
+	prev := -1
+	for j := range b.FrameBlooms {
+		fb := &b.FrameBlooms[j]
+		fb.Field = int(r.uvarint())
+		if fb.Field <= prev || fb.Field >= len(ix.Fields) || !b.Has(fb.Field) {
+			return fmt.Errorf("frame blooms of field %d", fb.Field)
+		}
+		prev = fb.Field
+		fb.Frames = make([]ColumnRef, nfr)
+		for k := range fb.Frames {
+			fb.Frames[k] = ColumnRef{Field: fb.Field, Off: int64(r.uvarint()), Len: int64(r.uvarint()), RawLen: int64(r.uvarint()), slot: *slots}
+			*slots++
+		}
+	}
 	return nil
 }
 

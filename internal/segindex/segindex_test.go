@@ -668,3 +668,117 @@ func BenchmarkBloomHas(b *testing.B) {
 		b.Fatal("too many hits")
 	}
 }
+
+// TestFrames: a block of several frames lists them with their rows, and
+// has a bloom per frame for its fields without a column (the trace ids),
+// which holds every token of the frame's values and rules out most
+// others; the frames decode alone to the lines they list.
+func TestFrames(t *testing.T) {
+	lines := testLines(1200, 11)[:1200]
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := NewBuilder(jsonLines)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var zst []byte
+	var frameLines [][]string // per frame, across blocks
+	for i := 0; i < len(lines); i += 400 {
+		var raw []byte
+		var frames []Frame
+		off := int64(len(zst))
+		// Frames of 90, 90, ... lines, the last one shorter; one block of
+		// a single frame.
+		per := 90
+		if i == 800 {
+			per = 400
+		}
+		for j := i; j < min(i+400, len(lines)); j += per {
+			fl := lines[j:min(j+per, i+400, len(lines))]
+			fr := []byte(strings.Join(fl, "\n") + "\n")
+			z := len(zst)
+			zst = enc.EncodeAll(fr, zst)
+			frames = append(frames, Frame{ZLen: int64(len(zst) - z), RawLen: int64(len(fr))})
+			raw = append(raw, fr...)
+			frameLines = append(frameLines, fl)
+		}
+		b.AddFrames(raw, off, frames)
+	}
+	ix, err := Open(writeTemp(t, b.Finish(int64(len(zst)), 5)), int64(len(zst)), 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	dec, _ := zstd.NewReader(nil)
+	defer dec.Close()
+	trace := ix.FieldID("trace")
+	fi, hits, probes := 0, 0, 0
+	for bi, blk := range ix.Blocks {
+		if bi == 2 {
+			if blk.Frames != nil || blk.FrameBlooms != nil {
+				t.Errorf("block of one frame: %d frames, %d frame blooms", len(blk.Frames), len(blk.FrameBlooms))
+			}
+			fi++
+			continue
+		}
+		if len(blk.Frames) != 5 {
+			t.Fatalf("block %d: %d frames, want 5", bi, len(blk.Frames))
+		}
+		refs, ok := blk.FrameBloom(trace)
+		if !ok {
+			t.Fatalf("block %d: no frame blooms of trace (%v)", bi, blk.FrameBlooms)
+		}
+		if _, ok := blk.FrameBloom(ix.FieldID("level")); ok {
+			t.Errorf("block %d: level, a column, has frame blooms", bi)
+		}
+		zoff := blk.ZOff
+		for f, fr := range blk.Frames {
+			raw, err := dec.DecodeAll(zst[zoff:zoff+fr.ZLen], nil)
+			if err != nil || string(raw) != strings.Join(frameLines[fi], "\n")+"\n" {
+				t.Fatalf("block %d frame %d does not decode to its lines: %v", bi, f, err)
+			}
+			rows := 0
+			for _, l := range frameLines[fi] {
+				if l != "" {
+					rows++
+				}
+			}
+			if fr.Rows != rows {
+				t.Errorf("block %d frame %d: %d rows, want %d", bi, f, fr.Rows, rows)
+			}
+			bloom, _, err := ix.ReadBloom(refs[f], nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, l := range frameLines[fi] {
+				var v struct{ Trace string }
+				if json.Unmarshal([]byte(l), &v) != nil || v.Trace == "" {
+					continue
+				}
+				if !BloomHas(bloom, TokenHash(v.Trace)) {
+					t.Fatalf("block %d frame %d: bloom misses %s", bi, f, v.Trace)
+				}
+			}
+			// The other frames' ids: ruled out but for false positives.
+			for _, other := range frameLines {
+				for _, l := range other {
+					var v struct{ Trace string }
+					if json.Unmarshal([]byte(l), &v) != nil || slices.Contains(frameLines[fi], l) {
+						continue
+					}
+					probes++
+					if BloomHas(bloom, TokenHash(v.Trace)) {
+						hits++
+					}
+				}
+			}
+			zoff += fr.ZLen
+			fi++
+		}
+	}
+	if hits > probes/100 {
+		t.Errorf("frame blooms hold %d of %d ids of other frames", hits, probes)
+	}
+}

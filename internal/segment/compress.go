@@ -44,12 +44,13 @@ type compressor struct {
 	busy     bool         // a segment is being compressed
 	removals []removal    // compressed plain segments to remove, oldest first
 
-	wake chan struct{} // capacity 1
-	stop chan struct{} // closed by close
-	done chan struct{} // closed when run returns
-	enc  *zstd.Encoder // created on first use
-	buf  []byte        // block buffer (see frames)
-	zbuf []byte        // one compressed frame
+	wake chan struct{}    // capacity 1
+	stop chan struct{}    // closed by close
+	done chan struct{}    // closed when run returns
+	enc  *zstd.Encoder    // created on first use
+	buf  []byte           // block buffer (see frames)
+	zbuf []byte           // one compressed block (its frames)
+	fr   []segindex.Frame // the frames of zbuf
 	// index reads lines for segment sidecars; nil writes none. numbers
 	// parses numbers for their numeric ranges (Options.IndexNumbers).
 	index   segindex.LineReader
