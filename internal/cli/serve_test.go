@@ -66,6 +66,14 @@ func startCommand(t *testing.T, sub string, args ...string) *serveChild {
 		t.Fatal(err)
 	}
 	c := &serveChild{cmd: cmd, stderr: &bytes.Buffer{}, mu: &sync.Mutex{}, done: make(chan struct{})}
+	t.Cleanup(func() {
+		// A test that did not stop its child (it failed, or had no need):
+		// no child outlives its test, holding ports, files and CPU.
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
 	urlc := make(chan string, 1)
 	go func() {
 		defer close(c.done)
