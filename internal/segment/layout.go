@@ -316,11 +316,14 @@ func List(dir string) ([]File, error) {
 		return nil, fmt.Errorf("cannot open segment directory: %w", err)
 	}
 	defer root.Close()
-	return list(root, dir)
+	return list(root, dir, nil)
 }
 
-// list is List on an open root; dir names it in errors.
-func list(root *os.Root, dir string) ([]File, error) {
+// list is List on an open root; dir names it in errors. dayRoot, if not
+// nil, returns a day directory (relative to root) open as a root of its
+// own, through which files are looked up by name: one system call each,
+// where a path through root walks its directories.
+func list(root *os.Root, dir string, dayRoot func(dir string) (*os.Root, error)) ([]File, error) {
 	days, err := scanDir(root)
 	if err != nil {
 		return nil, fmt.Errorf("cannot list segments in %q: %w", dir, err)
@@ -336,14 +339,25 @@ func list(root *os.Root, dir string) ([]File, error) {
 				continue
 			}
 			kind := f.kind
-			p := d.dir + "/" + f.name
-			fi, err := root.Stat(p)
+			name := f.name
+			stat := func() (fs.FileInfo, error) {
+				if dayRoot == nil {
+					return root.Stat(d.dir + "/" + name)
+				}
+				dr, err := dayRoot(d.dir)
+				if err != nil {
+					return nil, err
+				}
+				return dr.Stat(name)
+			}
+			fi, err := stat()
 			if kind == kindPlain && errors.Is(err, fs.ErrNotExist) {
 				// Compressed and removed since scanDir.
 				kind = kindZstd
-				p = d.dir + "/" + segName(f.seq, kindZstd)
-				fi, err = root.Stat(p)
+				name = segName(f.seq, kindZstd)
+				fi, err = stat()
 			}
+			p := d.dir + "/" + name
 			if err != nil {
 				return nil, fmt.Errorf("cannot list segments in %q: %w", dir, err)
 			}

@@ -260,14 +260,18 @@ var errNoMeta = errors.New("no segment metadata")
 // which happens when it races a rewrite.
 const metaReadTries = 5
 
-// readMeta reads dir/.seg-N.meta. It returns errNoMeta (wrapped) when the
+// readMeta reads dir/.seg-N.meta (.seg-N.meta when dir is ""). It returns errNoMeta (wrapped) when the
 // file is missing, or is not valid metadata of this version after
 // metaReadTries reads; readers then read the whole segment.
 func readMeta(root *os.Root, dir string, seq uint64) (*Meta, error) {
 	var err error
 	for try := range metaReadTries {
 		var data []byte
-		data, err = root.ReadFile(dir + "/" + metaName(seq))
+		name := metaName(seq)
+		if dir != "" {
+			name = dir + "/" + name
+		}
+		data, err = root.ReadFile(name)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, errNoMeta
 		}

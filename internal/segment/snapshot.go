@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/spate-io/spate/internal/segindex"
 )
@@ -26,6 +27,11 @@ import (
 type Snapshot struct {
 	root *os.Root
 	dir  string // absolute
+	// days are the day directories opened as roots of their own, by path
+	// relative to root: a file is then opened, stat'ed or read by its
+	// name, one system call, where a path through root walks it.
+	mu   sync.Mutex
+	days map[string]*os.Root
 	// Live reports that a Store had the directory open when the snapshot
 	// was taken.
 	Live bool
@@ -64,14 +70,14 @@ func OpenSnapshot(dir string, t Tenant) (*Snapshot, error) {
 		root.Close()
 		return nil, err
 	}
-	s := &Snapshot{root: root, dir: abs}
+	s := &Snapshot{root: root, dir: abs, days: map[string]*os.Root{}}
 	if s.Live, err = isLocked(root); err != nil {
-		root.Close()
+		s.Close()
 		return nil, fmt.Errorf("cannot read segment directory %q: %w", dir, err)
 	}
-	files, err := list(root, dir)
+	files, err := list(root, dir, s.dayRoot)
 	if err != nil {
-		root.Close()
+		s.Close()
 		return nil, err
 	}
 	for _, f := range files {
@@ -80,7 +86,7 @@ func OpenSnapshot(dir string, t Tenant) (*Snapshot, error) {
 		}
 		sf, ok, err := s.file(f)
 		if err != nil {
-			root.Close()
+			s.Close()
 			return nil, fmt.Errorf("cannot read segment directory %q: %w", dir, err)
 		}
 		if ok {
@@ -93,8 +99,11 @@ func OpenSnapshot(dir string, t Tenant) (*Snapshot, error) {
 // file applies the reading rules to one listed segment.
 func (s *Snapshot) file(f File) (SnapshotFile, bool, error) {
 	sf := SnapshotFile{Day: f.Day, Seq: f.Seq, Path: f.Path, Compressed: f.Compressed, Limit: -1}
-	dir := f.Path[:strings.LastIndexByte(f.Path, '/')]
-	m, err := readMeta(s.root, dir, f.Seq)
+	dr, _, err := s.split(f.Path)
+	if err != nil {
+		return sf, false, err
+	}
+	m, err := readMeta(dr, "", f.Seq)
 	if err != nil && !errors.Is(err, errNoMeta) {
 		return sf, false, err
 	}
@@ -144,12 +153,44 @@ func (s *Snapshot) Open(f *SnapshotFile) (*os.File, error) {
 }
 
 func (s *Snapshot) open(path string, compressed bool) (*os.File, error) {
-	fh, err := s.root.Open(path)
+	dr, name, err := s.split(path)
+	if err != nil {
+		return nil, err
+	}
+	fh, err := dr.Open(name)
 	if errors.Is(err, fs.ErrNotExist) && !compressed {
 		// Compressed and removed since the listing.
-		return s.root.Open(strings.TrimSuffix(path, extPlain) + extZstd)
+		return dr.Open(strings.TrimSuffix(name, extPlain) + extZstd)
 	}
 	return fh, err
+}
+
+// dayRoot returns the day directory dir (relative to the snapshot's
+// directory) open as a root, opening it on first use. Safe for concurrent
+// use.
+func (s *Snapshot) dayRoot(dir string) (*os.Root, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r, ok := s.days[dir]; ok {
+		return r, nil
+	}
+	r, err := s.root.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	s.days[dir] = r
+	return r, nil
+}
+
+// split returns the root of a listed segment path's day directory and the
+// file's name in it.
+func (s *Snapshot) split(path string) (*os.Root, string, error) {
+	i := strings.LastIndexByte(path, '/')
+	if i < 0 {
+		return s.root, path, nil
+	}
+	dr, err := s.dayRoot(path[:i])
+	return dr, path[i+1:], err
 }
 
 // OpenIndex opens the sidecar index of f (see package segindex), checked
@@ -162,7 +203,11 @@ func (s *Snapshot) OpenIndex(f *SnapshotFile) (*segindex.Index, error) {
 	if !f.Compressed {
 		zpath = strings.TrimSuffix(f.Path, extPlain) + extZstd
 	}
-	ix, err := openSidecar(s.root, zpath, filepath.Join(s.dir, zpath+idxExt))
+	dr, zname, err := s.split(zpath)
+	if err != nil {
+		return nil, err
+	}
+	ix, err := openSidecar(dr, zname, filepath.Join(s.dir, zpath+idxExt))
 	if err != nil {
 		return nil, err
 	}
@@ -174,4 +219,12 @@ func (s *Snapshot) OpenIndex(f *SnapshotFile) (*segindex.Index, error) {
 }
 
 // Close releases the directory.
-func (s *Snapshot) Close() error { return s.root.Close() }
+func (s *Snapshot) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for dir, r := range s.days {
+		r.Close()
+		delete(s.days, dir)
+	}
+	return s.root.Close()
+}
