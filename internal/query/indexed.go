@@ -89,6 +89,7 @@ func (e *executor) indexJobs(inputs []string) (jobs *segJobs, rest []string, res
 	}
 	ordered := e.order != nil && !e.p.opts.Unordered
 	leading := true
+	var reqIDs []int
 	for i, name := range inputs {
 		var seg *idxSegment
 		if leading {
@@ -102,6 +103,10 @@ func (e *executor) indexJobs(inputs []string) (jobs *segJobs, rest []string, res
 		}
 		indexed = true
 		jobs.segs = append(jobs.segs, seg)
+		reqIDs = reqIDs[:0]
+		for _, rq := range reqs {
+			reqIDs = append(reqIDs, seg.ix.FieldID(rq.field))
+		}
 		for b := range seg.ix.Blocks {
 			blk := &seg.ix.Blocks[b]
 			skip := blk.Flags&segindex.FlagTime != 0 && pr.SkipTimes(blk.MinTime, blk.MaxTime)
@@ -113,7 +118,7 @@ func (e *executor) indexJobs(inputs []string) (jobs *segJobs, rest []string, res
 			}
 			var frames uint64
 			if !skip && len(reqs) > 0 {
-				if skip, bloom = tokensAbsent(seg.ix, blk, reqs, bloom); skip {
+				if skip, bloom = tokensAbsent(seg.ix, b, reqs, reqIDs, bloom); skip {
 					e.tokSkipped.Add(1)
 				} else if !seg.cols && len(blk.Frames) > 1 && len(blk.Frames) <= 64 {
 					if frames, bloom = framesWanted(seg.ix, blk, reqs, bloom); frames == 0 {
@@ -410,17 +415,14 @@ func wholeTokens(prefix string) []uint64 {
 	return hs
 }
 
-// tokensAbsent reports whether the blooms of blk rule out every row for
-// one of reqs: the field is absent from the block, has no tokens, or its
-// bloom lacks a token of every alternative. A bloom that cannot be read
-// rules nothing out. buf is reused for blooms and returned.
-func tokensAbsent(ix *segindex.Index, blk *segindex.Block, reqs []tokenReq, buf []byte) (bool, []byte) {
-	for _, rq := range reqs {
-		id := ix.FieldID(rq.field)
-		if id < 0 || !blk.Has(id) {
-			return true, buf
-		}
-		ref, ok := blk.Bloom(id)
+// tokensAbsent reports whether the blooms of block b rule out every row
+// for one of reqs (ids are their fields' ids in ix): the field is absent
+// from the block, has no tokens, or its bloom lacks a token of every
+// alternative. A bloom that cannot be read rules nothing out. buf is
+// reused for blooms and returned.
+func tokensAbsent(ix *segindex.Index, b int, reqs []tokenReq, ids []int, buf []byte) (bool, []byte) {
+	for i, rq := range reqs {
+		ref, ok := ix.BlockBloom(ids[i], b)
 		if !ok {
 			return true, buf
 		}

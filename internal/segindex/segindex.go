@@ -248,6 +248,10 @@ type Index struct {
 	dataStart int64
 	dataLen   int64
 	byName    map[string]int
+	// fieldBlooms[id][b] is block b's bloom of field id (Len -1: none),
+	// for the fields with a bloom in some block: what a query checks
+	// block after block, in one array.
+	fieldBlooms [][]ColumnRef
 	// checked marks the blooms whose checksum matched once: an Index kept
 	// between queries (OpenShared) hashes each bloom once, not per query.
 	checked []atomic.Bool
@@ -256,6 +260,17 @@ type Index struct {
 	shared  bool
 	refs    int
 	evicted bool
+}
+
+// BlockBloom returns block b's token bloom of field id, as Block.Bloom
+// does (false: the field is absent from the block or has no token there),
+// from a table by field (cheaper for a query checking every block).
+func (ix *Index) BlockBloom(id, b int) (ColumnRef, bool) {
+	if id < 0 || id >= len(ix.fieldBlooms) || ix.fieldBlooms[id] == nil {
+		return ColumnRef{}, false
+	}
+	ref := ix.fieldBlooms[id][b]
+	return ref, ref.Len >= 0
 }
 
 // FieldID returns the id of the named field, or -1 when no row of the
@@ -514,6 +529,20 @@ func (ix *Index) parseTable(table []byte) error {
 		return fmt.Errorf("blocks hold %d rows, the table says %d", rows, ix.Rows)
 	}
 	ix.checked = make([]atomic.Bool, blooms)
+	ix.fieldBlooms = make([][]ColumnRef, nf)
+	for b := range ix.Blocks {
+		for _, ref := range ix.Blocks[b].Blooms {
+			fb := ix.fieldBlooms[ref.Field]
+			if fb == nil {
+				fb = make([]ColumnRef, nb)
+				for i := range fb {
+					fb[i].Len = -1
+				}
+				ix.fieldBlooms[ref.Field] = fb
+			}
+			fb[b] = ref
+		}
+	}
 	return nil
 }
 

@@ -287,6 +287,13 @@ func TestBlooms(t *testing.T) {
 		if _, ok := blooms["_time"]; ok {
 			t.Errorf("block %d: _time has a bloom", bi)
 		}
+		for id := -1; id <= len(ix.Fields); id++ {
+			want, wok := blk.Bloom(id)
+			got, ok := ix.BlockBloom(id, bi)
+			if ok != wok || (ok && (got.Off != want.Off || got.Len != want.Len)) {
+				t.Errorf("block %d field %d: BlockBloom %v %v, Block.Bloom %v %v", bi, id, got, ok, want, wok)
+			}
+		}
 		for _, line := range blocks[bi] {
 			jsonLines([]byte(line), func(name, value string) {
 				if !HasBloom(name) {
