@@ -107,6 +107,10 @@ func (e *executor) indexJobs(inputs []string) (jobs *segJobs, rest []string, res
 		for _, rq := range reqs {
 			reqIDs = append(reqIDs, seg.ix.FieldID(rq.field))
 		}
+		var segAbsent bool
+		if len(reqs) > 0 {
+			segAbsent, bloom = segmentTokensAbsent(seg.ix, reqs, reqIDs, bloom)
+		}
 		for b := range seg.ix.Blocks {
 			blk := &seg.ix.Blocks[b]
 			skip := blk.Flags&segindex.FlagTime != 0 && pr.SkipTimes(blk.MinTime, blk.MaxTime)
@@ -118,7 +122,10 @@ func (e *executor) indexJobs(inputs []string) (jobs *segJobs, rest []string, res
 			}
 			var frames uint64
 			if !skip && len(reqs) > 0 {
-				if skip, bloom = tokensAbsent(seg.ix, b, reqs, reqIDs, bloom); skip {
+				if segAbsent {
+					skip = true
+					e.tokSkipped.Add(1)
+				} else if skip, bloom = tokensAbsent(seg.ix, b, reqs, reqIDs, bloom); skip {
 					e.tokSkipped.Add(1)
 				} else if !seg.cols && len(blk.Frames) > 1 && len(blk.Frames) <= 64 {
 					if frames, bloom = framesWanted(seg.ix, blk, reqs, bloom); frames == 0 {
@@ -431,18 +438,38 @@ func tokensAbsent(ix *segindex.Index, b int, reqs []tokenReq, ids []int, buf []b
 		if err != nil {
 			continue
 		}
-		if !slices.ContainsFunc(rq.alts, func(hs []uint64) bool {
-			for _, h := range hs {
-				if !segindex.BloomHas(bloom, h) {
-					return false
-				}
-			}
-			return true
-		}) {
+		if !slices.ContainsFunc(rq.alts, func(hs []uint64) bool { return bloomHasAll(bloom, hs) }) {
 			return true, buf
 		}
 	}
 	return false, buf
+}
+
+// segmentTokensAbsent is tokensAbsent for a whole segment, by its
+// segment blooms: true rules out every block.
+func segmentTokensAbsent(ix *segindex.Index, reqs []tokenReq, ids []int, buf []byte) (bool, []byte) {
+	for i, rq := range reqs {
+		ref, ok := ix.SegmentBloom(ids[i])
+		if !ok {
+			return true, buf
+		}
+		bloom, nbuf, err := ix.ReadBloom(ref, buf)
+		buf = nbuf
+		if err == nil && !slices.ContainsFunc(rq.alts, func(hs []uint64) bool { return bloomHasAll(bloom, hs) }) {
+			return true, buf
+		}
+	}
+	return false, buf
+}
+
+// bloomHasAll reports whether bloom may hold every hash of hs.
+func bloomHasAll(bloom []byte, hs []uint64) bool {
+	for _, h := range hs {
+		if !segindex.BloomHas(bloom, h) {
+			return false
+		}
+	}
+	return true
 }
 
 // framesWanted returns the frames of blk, a block of 2 to 64 frames (a bit
@@ -464,14 +491,7 @@ func framesWanted(ix *segindex.Index, blk *segindex.Block, reqs []tokenReq, buf 
 			}
 			bloom, nbuf, err := ix.ReadBloom(ref, buf)
 			buf = nbuf
-			if err != nil || slices.ContainsFunc(rq.alts, func(hs []uint64) bool {
-				for _, h := range hs {
-					if !segindex.BloomHas(bloom, h) {
-						return false
-					}
-				}
-				return true
-			}) {
+			if err != nil || slices.ContainsFunc(rq.alts, func(hs []uint64) bool { return bloomHasAll(bloom, hs) }) {
 				may |= 1 << i
 			}
 		}

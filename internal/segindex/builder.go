@@ -46,7 +46,9 @@ const maxBlockStreams = 32
 // Builder builds the sidecar of one segment block by block. It is not safe
 // for concurrent use. Cost: one LineReader call per line, one map lookup
 // per field value, and one zstd encode per column; memory is the columns'
-// compressed bytes plus one block's values.
+// compressed bytes, one block's values, and the distinct token hashes of
+// each field in the segment (16 bytes each: 4.6 MB for the 290,000 trace
+// ids of a 128 MiB segment).
 type Builder struct {
 	// Numbers, if set, parses a value as the query engine does for
 	// numeric filters; the block's column fields then get numeric ranges
@@ -95,6 +97,13 @@ type colAcc struct {
 	// skipped fields, of the dictionary at the end for the others.
 	bloom bool
 	toks  tokenSet
+	// segHs collects the field's distinct token hashes of each block (a
+	// hash in several blocks is there several times) and segCount counts
+	// the distinct ones, for the segment's bloom of the field: appending
+	// and a sketch cost a fraction of a set of all of them, whose inserts
+	// miss the cache once it outgrows it.
+	segHs    []uint64
+	segCount *distinctCounter
 	// frameHs: with frames, the token hashes of a skipped field's values
 	// in row order; frameStart[i] is where frame i's begin.
 	frameHs    []uint64
@@ -327,8 +336,15 @@ func (b *Builder) AddFrames(raw []byte, zoff int64, frames []Frame) {
 			}
 			if c.toks.n > 0 {
 				b.hs = c.toks.appendTo(b.hs[:0])
+				c.segHs = append(c.segHs, b.hs...)
+				if c.segCount == nil {
+					c.segCount = new(distinctCounter)
+				}
+				for _, h := range b.hs {
+					c.segCount.add(h)
+				}
 				off := len(b.data)
-				b.data = appendBloom(b.data, b.hs)
+				b.data = appendBloom(b.data, b.hs, bloomBitsPerToken)
 				sum := xxhash.Sum64(b.data[off:])
 				blk.Blooms = append(blk.Blooms, ColumnRef{Field: id, Off: int64(off), Len: int64(len(b.data) - off), RawLen: int64(sum)})
 			}
@@ -398,7 +414,7 @@ func (b *Builder) frameBlooms(id int, c *colAcc, n int) FrameBlooms {
 		}
 		b.hs = b.frameSet.appendTo(b.hs[:0])
 		off := len(b.data)
-		b.data = appendBloom(b.data, b.hs)
+		b.data = appendBloom(b.data, b.hs, bloomBitsPerToken)
 		fb.Frames[f] = ColumnRef{Field: id, Off: int64(off), Len: int64(len(b.data) - off), RawLen: int64(xxhash.Sum64(b.data[off:]))}
 	}
 	return fb
@@ -531,6 +547,17 @@ func (b *Builder) Rows() int64 { return b.rows }
 // Finish returns the sidecar of the segment whose .zst has size zstSize and
 // modification time zstMtime (Unix ns). The Builder must not be used after.
 func (b *Builder) Finish(zstSize, zstMtime int64) []byte {
+	var segBlooms []ColumnRef
+	for id := range b.cols {
+		c := &b.cols[id]
+		if len(c.segHs) == 0 {
+			continue
+		}
+		off := len(b.data)
+		b.data = appendBloomOf(b.data, c.segHs, min(len(c.segHs), c.segCount.estimate()), segBloomBitsPerToken)
+		segBlooms = append(segBlooms, ColumnRef{Field: id, Off: int64(off), Len: int64(len(b.data) - off), RawLen: int64(xxhash.Sum64(b.data[off:]))})
+		c.segHs, c.segCount = nil, nil
+	}
 	var t []byte
 	t = binary.LittleEndian.AppendUint64(t, uint64(zstSize))
 	t = binary.LittleEndian.AppendUint64(t, uint64(zstMtime))
@@ -602,6 +629,10 @@ func (b *Builder) Finish(zstSize, zstMtime int64) []byte {
 				}
 			}
 		}
+	}
+	t = binary.AppendUvarint(t, uint64(len(segBlooms)))
+	for _, c := range segBlooms {
+		t = appendRef(t, c)
 	}
 	out := make([]byte, headerSize, headerSize+len(t)+len(b.data))
 	copy(out, magic)

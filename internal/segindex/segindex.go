@@ -12,7 +12,7 @@
 // refused by Open, and the caller reads the segment as if there were no
 // sidecar (and may rebuild it with a Builder).
 //
-// # On-disk format (version 4, little-endian)
+// # On-disk format (version 5, little-endian)
 //
 //	[0:8]    magic "SPATEIDX"
 //	[8:12]   version
@@ -36,7 +36,9 @@
 // in the .zst, decompressed length and rows), and with frames, the blooms
 // per frame of the fields without a column (count; each as field id, then
 // per frame the bloom's offset, length, 0 when the frame has no token of
-// the field, and xxhash64).
+// the field, and xxhash64). The table ends with the segment's blooms: for
+// each field with tokens, a bloom of all of them (count; each as field id,
+// offset, length and xxhash64).
 //
 // A column is one zstd frame. A string column starts with its kind. 'd': a
 // dictionary of the block's distinct values in first-seen order (count,
@@ -74,8 +76,8 @@ var noMap = false
 // version: a sidecar of another version is refused and rebuilt. Version 1
 // was written during development (FNV token hashes, 7 probes); version 2
 // had blooms probed anywhere by double hashing (bloom.go), version 3 one
-// frame per block.
-const Version = 4
+// frame per block, version 4 no segment blooms.
+const Version = 5
 
 const (
 	magic      = "SPATEIDX"
@@ -252,6 +254,8 @@ type Index struct {
 	// for the fields with a bloom in some block: what a query checks
 	// block after block, in one array.
 	fieldBlooms [][]ColumnRef
+	// segBlooms[id] is the segment's bloom of field id (Len -1: none).
+	segBlooms []ColumnRef
 	// checked marks the blooms whose checksum matched once: an Index kept
 	// between queries (OpenShared) hashes each bloom once, not per query.
 	checked []atomic.Bool
@@ -270,6 +274,17 @@ func (ix *Index) BlockBloom(id, b int) (ColumnRef, bool) {
 		return ColumnRef{}, false
 	}
 	ref := ix.fieldBlooms[id][b]
+	return ref, ref.Len >= 0
+}
+
+// SegmentBloom returns the bloom of every token of field id in the
+// segment, read with ReadBloom: a token it lacks is in no block's bloom
+// (false: the field has no token in the segment).
+func (ix *Index) SegmentBloom(id int) (ColumnRef, bool) {
+	if id < 0 || id >= len(ix.segBlooms) {
+		return ColumnRef{}, false
+	}
+	ref := ix.segBlooms[id]
 	return ref, ref.Len >= 0
 }
 
@@ -518,6 +533,26 @@ func (ix *Index) parseTable(table []byte) error {
 			}
 		}
 		rows += int64(b.Rows)
+	}
+	ix.segBlooms = make([]ColumnRef, nf)
+	for i := range ix.segBlooms {
+		ix.segBlooms[i].Len = -1
+	}
+	nsb := r.count(4)
+	for range nsb {
+		c := r.column()
+		if r.err != nil {
+			break
+		}
+		if c.Field >= nf || ix.segBlooms[c.Field].Len >= 0 {
+			return fmt.Errorf("segment bloom of field %d", c.Field)
+		}
+		if err := ix.checkRef(c); err != nil {
+			return fmt.Errorf("segment bloom: %w", err)
+		}
+		c.slot = blooms
+		blooms++
+		ix.segBlooms[c.Field] = c
 	}
 	if r.err != nil {
 		return fmt.Errorf("table: %w", r.err)
