@@ -90,73 +90,87 @@ func (e *executor) indexJobs(inputs []string) (jobs *segJobs, rest []string, res
 	ordered := e.order != nil && !e.p.opts.Unordered
 	leading := true
 	var reqIDs []int
+	var blockJobs []segJob
 	for i, name := range inputs {
 		var seg *idxSegment
 		if leading {
 			seg = e.indexSegment(i, name, fields, colsOK)
 		}
-		if seg == nil {
-			leading = !ordered
-			rest = append(rest, name)
-			restIdx = append(restIdx, i)
-			continue
-		}
-		indexed = true
-		jobs.segs = append(jobs.segs, seg)
-		reqIDs = reqIDs[:0]
-		for _, rq := range reqs {
-			reqIDs = append(reqIDs, seg.ix.FieldID(rq.field))
-		}
-		var segAbsent bool
-		if len(reqs) > 0 {
-			segAbsent, bloom = segmentTokensAbsent(seg.ix, reqs, reqIDs, bloom)
-		}
-		for b := range seg.ix.Blocks {
-			blk := &seg.ix.Blocks[b]
-			skip := blk.Flags&segindex.FlagTime != 0 && pr.SkipTimes(blk.MinTime, blk.MaxTime)
-			if skip {
-				e.colSkipped.Add(1)
-			} else if len(nreqs) > 0 && numbersAbsent(seg.ix, blk, nreqs) || streams && streamsAbsent(pr, blk) {
-				skip = true
-				e.valSkipped.Add(1)
+		if seg != nil {
+			reqIDs = reqIDs[:0]
+			for _, rq := range reqs {
+				reqIDs = append(reqIDs, seg.ix.FieldID(rq.field))
 			}
-			var frames uint64
-			if !skip && len(reqs) > 0 {
-				if segAbsent {
+			var segAbsent bool
+			if len(reqs) > 0 {
+				segAbsent, bloom = segmentTokensAbsent(seg.ix, reqs, reqIDs, bloom)
+			}
+			var timeSkipped, valSkipped, tokSkipped, skippedRows int64
+			needLines := false
+			blockJobs = blockJobs[:0]
+			for b := range seg.ix.Blocks {
+				blk := &seg.ix.Blocks[b]
+				skip := blk.Flags&segindex.FlagTime != 0 && pr.SkipTimes(blk.MinTime, blk.MaxTime)
+				if skip {
+					timeSkipped++
+				} else if len(nreqs) > 0 && numbersAbsent(seg.ix, blk, nreqs) || streams && streamsAbsent(pr, blk) {
 					skip = true
-					e.tokSkipped.Add(1)
-				} else if skip, bloom = tokensAbsent(seg.ix, b, reqs, reqIDs, bloom); skip {
-					e.tokSkipped.Add(1)
-				} else if !seg.cols && len(blk.Frames) > 1 && len(blk.Frames) <= 64 {
-					if frames, bloom = framesWanted(seg.ix, blk, reqs, bloom); frames == 0 {
+					valSkipped++
+				}
+				var frames uint64
+				if !skip && len(reqs) > 0 {
+					if segAbsent {
 						skip = true
-						e.tokSkipped.Add(1)
+						tokSkipped++
+					} else if skip, bloom = tokensAbsent(seg.ix, b, reqs, reqIDs, bloom); skip {
+						tokSkipped++
+					} else if !seg.cols && len(blk.Frames) > 1 && len(blk.Frames) <= 64 {
+						if frames, bloom = framesWanted(seg.ix, blk, reqs, bloom); frames == 0 {
+							skip = true
+							tokSkipped++
+						}
 					}
 				}
+				if skip {
+					skippedRows += int64(blk.Rows)
+					if ordered {
+						blockJobs = append(blockJobs, segJob{seg: seg, block: b, skip: true})
+					}
+					continue
+				}
+				if frames == 1<<len(blk.Frames)-1 {
+					frames = 0 // all of them
+				}
+				blockJobs = append(blockJobs, segJob{seg: seg, block: b, frames: frames})
+				needLines = needLines || !seg.cols
 			}
-			if skip {
-				e.colSkippedRows.Add(int64(blk.Rows))
+			// The .zst is opened only when a block needs its lines (a
+			// needle query rules most segments out by their sidecars).
+			if !needLines || e.openLines(seg) {
+				indexed = true
+				jobs.segs = append(jobs.segs, seg)
+				jobs.jobs = append(jobs.jobs, blockJobs...)
+				e.colSkipped.Add(timeSkipped)
+				e.valSkipped.Add(valSkipped)
+				e.tokSkipped.Add(tokSkipped)
+				e.colSkippedRows.Add(skippedRows)
 				if ordered {
-					jobs.jobs = append(jobs.jobs, segJob{seg: seg, block: b, skip: true})
+					if err := e.order.done(i, seg.ix.RawSize); err != nil && !errors.Is(err, errStop) {
+						e.order.fail(err)
+					}
 				}
 				continue
 			}
-			if frames == 1<<len(blk.Frames)-1 {
-				frames = 0 // all of them
-			}
-			jobs.jobs = append(jobs.jobs, segJob{seg: seg, block: b, frames: frames})
 		}
-		if ordered {
-			if err := e.order.done(i, seg.ix.RawSize); err != nil && !errors.Is(err, errStop) {
-				e.order.fail(err)
-			}
-		}
+		leading = !ordered
+		rest = append(rest, name)
+		restIdx = append(restIdx, i)
 	}
 	return jobs, rest, restIdx, indexed
 }
 
 // indexSegment returns input i as an idxSegment, or nil when it has no
-// usable sidecar (or its .zst no longer matches it).
+// usable sidecar (or its lines cannot be read: no opener).
 func (e *executor) indexSegment(i int, name string, fields []string, colsOK bool) *idxSegment {
 	ix := e.p.opts.Index(name)
 	if ix == nil {
@@ -173,18 +187,25 @@ func (e *executor) indexSegment(i int, name string, fields []string, colsOK bool
 	if e.open == nil {
 		return nil
 	}
-	f, limit, err := e.open(name)
+	return seg
+}
+
+// openLines opens the .zst of seg, to read blocks from its lines, and
+// reports whether it still matches the sidecar (false: it was rewritten
+// since the sidecar was opened; read it as a file).
+func (e *executor) openLines(seg *idxSegment) bool {
+	f, limit, err := e.open(seg.name)
 	if err != nil {
-		return nil
+		return false
 	}
+	ix := seg.ix
 	fi, err := f.Stat()
 	if err != nil || fi.Size() != ix.ZstSize || fi.ModTime().UnixNano() != ix.ZstMtime || (limit >= 0 && limit != ix.RawSize) {
-		// Rewritten since the sidecar was opened: read it as a file.
 		f.Close()
-		return nil
+		return false
 	}
 	seg.f = f
-	return seg
+	return true
 }
 
 // columnsCover reports whether every block of ix has a column (or no

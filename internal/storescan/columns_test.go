@@ -19,6 +19,7 @@ import (
 	"github.com/spate-io/spate/internal/fileread"
 	"github.com/spate-io/spate/internal/gen"
 	"github.com/spate-io/spate/internal/query"
+	"github.com/spate-io/spate/internal/segindex"
 	"github.com/spate-io/spate/internal/segment"
 )
 
@@ -149,6 +150,7 @@ func TestColumnsMatchLines(t *testing.T) {
 		`* | stats by (level) rate() | sort by (level)`,
 	}
 	now := time.Date(2026, 1, 3, 0, 0, 0, 0, time.UTC)
+	var afterIndex func() // called after each sidecar is opened
 	runAs := func(qs string, index, ordered bool) ([]string, query.Stats) {
 		t.Helper()
 		q, err := query.Parse(qs, now)
@@ -170,6 +172,13 @@ func TestColumnsMatchLines(t *testing.T) {
 		opts := query.Options{StoreFields: true, Unordered: !ordered}
 		if index {
 			opts.Index = in.Index
+			if afterIndex != nil {
+				opts.Index = func(name string) *segindex.Index {
+					ix := in.Index(name)
+					afterIndex()
+					return ix
+				}
+			}
 		}
 		var sink collectSink
 		qst, err := query.Run(context.Background(), q, names, fileread.Config{Open: in.Open, Workers: 2, ParallelInputs: 2, NoMmap: true}, opts, &sink)
@@ -277,6 +286,35 @@ func TestColumnsMatchLines(t *testing.T) {
 	if _, qst := run(`_time:[2026-01-02T00:01:00Z, 2026-01-02T00:02:00Z) | stats count()`, true); qst.SkippedBlocks == 0 {
 		t.Errorf("a one-minute range skipped no block")
 	}
+
+	// A segment rewritten between the opening of its sidecar and of its
+	// lines (here, its mtime changes) is read as a file: same answers.
+	zsts, _ := filepath.Glob(filepath.Join(dir, "0-0", "*", "*.zst"))
+	mtimes := map[string]time.Time{}
+	for _, z := range zsts {
+		fi, err := os.Stat(z)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mtimes[z] = fi.ModTime()
+	}
+	afterIndex = func() {
+		for _, z := range zsts {
+			os.Chtimes(z, mtimes[z], mtimes[z].Add(time.Second))
+		}
+	}
+	for _, ordered := range []bool{true, false} {
+		qs := `trace_id:=` + first.Trace
+		want, _ := runAs(qs, false, ordered)
+		got, qst := runAs(qs, true, ordered)
+		if !sameRows(got, want) || len(want) == 0 || qst.LineBlocks != 0 {
+			t.Errorf("%s (ordered %v), segments rewritten under their sidecars: %d blocks read through them, got %q, want %q", qs, ordered, qst.LineBlocks, got, want)
+		}
+		for z, mt := range mtimes {
+			os.Chtimes(z, mt, mt)
+		}
+	}
+	afterIndex = nil
 
 	// Damage every column frame (the data area): answers stay the same,
 	// from the lines.
