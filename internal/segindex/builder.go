@@ -182,7 +182,11 @@ func (c *colAcc) frameTokens(b *Builder) {
 
 // NewBuilder returns a Builder reading lines with read.
 func NewBuilder(read LineReader) (*Builder, error) {
-	enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedDefault))
+	// The fastest level, with literals entropy-coded even when a column
+	// has no matches (numbers, ids: its default skips them, and numeric
+	// columns then barely compress): BenchmarkIndexBuild 95-97 -> 81-87
+	// ms against the default level, for 0.8% more sidecar bytes.
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithAllLitEntropyCompression(true))
 	if err != nil {
 		return nil, err
 	}
