@@ -68,30 +68,35 @@ var asciiToken = func() (t [256]bool) {
 
 // AppendTokenHashes appends the hash of each token of s to dst.
 func AppendTokenHashes(dst []uint64, s string) []uint64 {
-	start := -1
 	for i := 0; i < len(s); {
-		c := s[i]
-		tok, n := false, 1
-		if c < utf8.RuneSelf {
-			// Fast path: ASCII.
-			tok = asciiToken[c]
-		} else {
-			var r rune
-			r, n = utf8.DecodeRuneInString(s[i:])
-			tok = IsTokenRune(r)
-		}
-		if tok {
-			if start < 0 {
-				start = i
+		// Skip to the next token.
+		if c := s[i]; c < utf8.RuneSelf {
+			if !asciiToken[c] {
+				i++
+				continue
 			}
-		} else if start >= 0 {
-			dst = append(dst, TokenHash(s[start:i]))
-			start = -1
+		} else if r, n := utf8.DecodeRuneInString(s[i:]); !IsTokenRune(r) {
+			i += n
+			continue
 		}
-		i += n
-	}
-	if start >= 0 {
-		dst = append(dst, TokenHash(s[start:]))
+		// Take it: ASCII token bytes in a tight loop.
+		start := i
+		for i < len(s) {
+			c := s[i]
+			if c < utf8.RuneSelf {
+				if !asciiToken[c] {
+					break
+				}
+				i++
+				continue
+			}
+			r, n := utf8.DecodeRuneInString(s[i:])
+			if !IsTokenRune(r) {
+				break
+			}
+			i += n
+		}
+		dst = append(dst, TokenHash(s[start:i]))
 	}
 	return dst
 }
