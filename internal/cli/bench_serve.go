@@ -782,8 +782,9 @@ func startVictoriaLogsBench(ctx context.Context, bin, dir string) (*exec.Cmd, st
 	return nil, "", errors.New("VictoriaLogs did not answer /health within 30 s")
 }
 
-// indexCPUSeconds builds the sidecar index of the logs at path (1 MiB
-// blocks of 128 KiB frames, as sealing does, without compressing them) and returns the CPU
+// indexCPUSeconds builds the sidecar indexes of the logs at path as
+// sealing does (one per segment of segment.DefaultMaxSegmentBytes, 1 MiB
+// blocks of 128 KiB frames), without compressing them, and returns the CPU
 // seconds it took this process.
 func indexCPUSeconds(path string) (float64, error) {
 	f, err := os.Open(path)
@@ -791,21 +792,30 @@ func indexCPUSeconds(path string) (float64, error) {
 		return 0, err
 	}
 	defer f.Close()
-	b, err := segindex.NewBuilder(query.NewIndexLines())
-	if err != nil {
-		return 0, err
-	}
-	b.Numbers = query.IndexNumbers
 	cpu0 := benchenv.SelfCPU()
+	var b *segindex.Builder
+	var segBytes int64
 	var frames []segindex.Frame
 	if _, err := segment.EachBlock(f, nil, func(block []byte) error {
+		if b == nil {
+			if b, err = segindex.NewBuilder(query.NewIndexLines()); err != nil {
+				return err
+			}
+			b.Numbers = query.IndexNumbers
+		}
 		frames = segment.RawFrames(frames[:0], block)
 		b.AddFrames(block, 0, frames)
+		if segBytes += int64(len(block)); segBytes >= segment.DefaultMaxSegmentBytes {
+			b.Finish(0, 0)
+			b, segBytes = nil, 0
+		}
 		return nil
 	}); err != nil {
 		return 0, err
 	}
-	b.Finish(0, 0)
+	if b != nil {
+		b.Finish(0, 0)
+	}
 	return (benchenv.SelfCPU() - cpu0).Seconds(), nil
 }
 
