@@ -34,6 +34,15 @@ type serveChild struct {
 	stderr *bytes.Buffer
 	mu     *sync.Mutex
 	done   chan struct{}
+	// The process is waited for once (wait); waitErr is how it exited.
+	waitOnce *sync.Once
+	waitErr  error
+}
+
+// wait waits for the process to exit, once, and returns how it did.
+func (c *serveChild) wait() error {
+	c.waitOnce.Do(func() { c.waitErr = c.cmd.Wait() })
+	return c.waitErr
 }
 
 func startServe(t *testing.T, dir string, args ...string) *serveChild {
@@ -65,13 +74,28 @@ func startCommand(t *testing.T, sub string, args ...string) *serveChild {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	c := &serveChild{cmd: cmd, stderr: &bytes.Buffer{}, mu: &sync.Mutex{}, done: make(chan struct{})}
+	c := &serveChild{cmd: cmd, stderr: &bytes.Buffer{}, mu: &sync.Mutex{}, done: make(chan struct{}), waitOnce: &sync.Once{}}
 	t.Cleanup(func() {
 		// A test that did not stop its child (it failed, or had no need):
-		// no child outlives its test, holding ports, files and CPU.
-		if cmd.ProcessState == nil {
+		// no child outlives its test, holding ports, files and CPU. It is
+		// stopped as the test would (SIGTERM; SIGKILL after 10 s), and a
+		// stop the test makes later sees how it exited.
+		exited := make(chan struct{})
+		go func() {
+			c.wait()
+			close(exited)
+		}()
+		select {
+		case <-exited:
+			return
+		default:
+		}
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
 			cmd.Process.Kill()
-			cmd.Wait()
+			<-exited
 		}
 	})
 	urlc := make(chan string, 1)
@@ -91,7 +115,7 @@ func startCommand(t *testing.T, sub string, args ...string) *serveChild {
 	select {
 	case c.url = <-urlc:
 	case <-c.done:
-		cmd.Wait()
+		c.wait()
 		t.Fatalf("%s exited before listening:\n%s", sub, c.log())
 	case <-time.After(20 * time.Second):
 		cmd.Process.Kill()
@@ -110,7 +134,7 @@ func (c *serveChild) log() string {
 func (c *serveChild) stop(t *testing.T, sig syscall.Signal) {
 	t.Helper()
 	c.cmd.Process.Signal(sig)
-	err := c.cmd.Wait()
+	err := c.wait()
 	<-c.done
 	if sig == syscall.SIGTERM && err != nil {
 		t.Fatalf("serve after SIGTERM: %v\n%s", err, c.log())
