@@ -31,6 +31,33 @@ func idOf(fi os.FileInfo) fileID {
 	return id
 }
 
+// OpenSharedStat is OpenShared for a sidecar the caller has stat'ed (fi)
+// but not opened: a sidecar already in the cache, the same file, is
+// returned without opening it (one stat per query instead of an open, a
+// stat and a close); else open opens it and OpenShared goes on.
+func OpenSharedStat(path string, fi os.FileInfo, open func() (*os.File, error), zstSize, zstMtime int64) (*Index, error) {
+	if ix := sharedHit(path, idOf(fi), zstSize, zstMtime); ix != nil {
+		return ix, nil
+	}
+	f, err := open()
+	if err != nil {
+		return nil, err
+	}
+	return OpenShared(path, f, zstSize, zstMtime)
+}
+
+// sharedHit returns the cached Index of path, taken (refs), if it is the
+// file id describing the given .zst; else nil.
+func sharedHit(path string, id fileID, zstSize, zstMtime int64) *Index {
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if ix := shared.m[path]; ix != nil && ix.id == id && ix.ZstSize == zstSize && ix.ZstMtime == zstMtime {
+		ix.refs++
+		return ix
+	}
+	return nil
+}
+
 // OpenShared is Open through a process-wide cache of opened sidecars,
 // keyed by path (which must name the sidecar the same way every time: an
 // absolute path). f is the sidecar, opened by the caller; OpenShared takes
@@ -43,15 +70,11 @@ func OpenShared(path string, f *os.File, zstSize, zstMtime int64) (*Index, error
 		return nil, err
 	}
 	id := idOf(fi)
-	shared.mu.Lock()
-	if ix := shared.m[path]; ix != nil && ix.id == id && ix.ZstSize == zstSize && ix.ZstMtime == zstMtime {
+	if ix := sharedHit(path, id, zstSize, zstMtime); ix != nil {
 		// Fast path: the same file, already checked.
-		ix.refs++
-		shared.mu.Unlock()
 		f.Close()
 		return ix, nil
 	}
-	shared.mu.Unlock()
 	ix, err := Open(f, zstSize, zstMtime)
 	if err != nil {
 		return nil, err

@@ -542,6 +542,36 @@ func TestOpenShared(t *testing.T) {
 		t.Errorf("the replaced Index was not closed when released")
 	}
 	shared.mu.Unlock()
+
+	// OpenSharedStat: the cached file is not opened again; a replaced one
+	// is.
+	opens := 0
+	statOpen := func() (*Index, error) {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return OpenSharedStat(p, fi, func() (*os.File, error) { opens++; return os.Open(p) }, int64(len(zst)), 9)
+	}
+	d, err := statOpen()
+	if err != nil || d != c || opens != 0 {
+		t.Fatalf("stat of the cached file: %v, same Index %v, %d opens", err, d == c, opens)
+	}
+	d.Close()
+	if err := os.WriteFile(tmp, idx, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		t.Fatal(err)
+	}
+	e, err := statOpen()
+	if err != nil || e == c || opens != 1 {
+		t.Fatalf("stat of a replaced file: %v, same Index %v, %d opens", err, e == c, opens)
+	}
+	if _, _, err := readAll(e); err != nil {
+		t.Fatal(err)
+	}
+	e.Close()
 }
 
 // TestNumsAndStreams: a block's numeric ranges cover exactly its numeric

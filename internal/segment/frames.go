@@ -273,12 +273,16 @@ func openSidecar(root *os.Root, zname, key string) (*segindex.Index, error) {
 	if err != nil {
 		return nil, err
 	}
+	if key != "" {
+		ifi, err := root.Stat(zname + idxExt)
+		if err != nil {
+			return nil, err
+		}
+		return segindex.OpenSharedStat(key, ifi, func() (*os.File, error) { return root.Open(zname + idxExt) }, fi.Size(), fi.ModTime().UnixNano())
+	}
 	f, err := root.Open(zname + idxExt)
 	if err != nil {
 		return nil, err
-	}
-	if key != "" {
-		return segindex.OpenShared(key, f, fi.Size(), fi.ModTime().UnixNano())
 	}
 	return segindex.Open(f, fi.Size(), fi.ModTime().UnixNano())
 }
