@@ -296,6 +296,7 @@ type File struct {
 	Path       string // relative to the store's DIR, e.g. "0-0/2026-11-22/seg-0000000000000007.ndjson.zst"
 	Compressed bool   // Path is a zstd frame (.ndjson.zst); otherwise plain NDJSON
 	Size       int64  // bytes on disk when listed (an active segment keeps growing)
+	Mtime      int64  // its modification time when listed, Unix ns
 }
 
 // List returns the segment files under dir, of every tenant, in tenant,
@@ -361,7 +362,7 @@ func list(root *os.Root, dir string, dayRoot func(dir string) (*os.Root, error))
 			if err != nil {
 				return nil, fmt.Errorf("cannot list segments in %q: %w", dir, err)
 			}
-			out = append(out, File{Tenant: d.tenant, Day: d.day, Seq: f.seq, Path: p, Compressed: kind == kindZstd, Size: fi.Size()})
+			out = append(out, File{Tenant: d.tenant, Day: d.day, Seq: f.seq, Path: p, Compressed: kind == kindZstd, Size: fi.Size(), Mtime: fi.ModTime().UnixNano()})
 		}
 	}
 	return out, nil

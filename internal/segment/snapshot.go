@@ -103,9 +103,19 @@ func (s *Snapshot) file(f File) (SnapshotFile, bool, error) {
 	if err != nil {
 		return sf, false, err
 	}
-	m, err := readMeta(dr, "", f.Seq)
-	if err != nil && !errors.Is(err, errNoMeta) {
-		return sf, false, err
+	key := metaKey{path: s.dir + "/" + f.Path, size: f.Size, mtime: f.Mtime}
+	var m *Meta
+	if f.Compressed {
+		m = sealedMetas.get(key)
+	}
+	if m == nil {
+		m, err = readMeta(dr, "", f.Seq)
+		if err != nil && !errors.Is(err, errNoMeta) {
+			return sf, false, err
+		}
+		if f.Compressed && m != nil && m.Sealed {
+			sealedMetas.put(key, m)
+		}
 	}
 	switch {
 	case f.Compressed:
@@ -128,6 +138,42 @@ func (s *Snapshot) file(f File) (SnapshotFile, bool, error) {
 		}
 	}
 	return sf, true, nil
+}
+
+// sealedMetas keeps the metadata of compressed segments between
+// snapshots: it never changes once the .zst exists, and reading it took
+// an open, a read and a close per segment per query. An entry holds only
+// while the .zst has the size and modification time it had when the
+// metadata was read (a rewritten segment is read afresh). The Metas are
+// shared: readers must not change them.
+var sealedMetas = metaCache{m: map[metaKey]*Meta{}}
+
+// maxSealedMetas caps sealedMetas; past it, it starts over.
+const maxSealedMetas = 1 << 16
+
+type metaKey struct {
+	path        string // absolute path of the .zst
+	size, mtime int64
+}
+
+type metaCache struct {
+	mu sync.Mutex
+	m  map[metaKey]*Meta
+}
+
+func (c *metaCache) get(k metaKey) *Meta {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[k]
+}
+
+func (c *metaCache) put(k metaKey, m *Meta) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.m) >= maxSealedMetas {
+		clear(c.m)
+	}
+	c.m[k] = m
 }
 
 // lastLineEnd returns the size of a plain segment's complete lines.

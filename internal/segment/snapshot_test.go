@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/klauspost/compress/zstd"
 )
@@ -146,6 +147,46 @@ func TestSnapshotRename(t *testing.T) {
 		t.Fatalf("%+v %+v", f, f.Meta)
 	}
 	if got := readSnapshot(t, snap); got != "a\nb\nc\n" {
+		t.Fatalf("read %q", got)
+	}
+}
+
+// TestSnapshotSealedMetaCache: the metadata of a compressed segment is
+// read once and kept while its .zst is unchanged; a .zst with another
+// modification time has it read again.
+func TestSnapshotSealedMetaCache(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir, Options{NoCompress: true})
+	mustAppend(t, s, "2026-11-22", "a\nb\n")
+	s.Close()
+	s = openStore(t, dir, Options{})
+	waitFor(t, "compression", func() bool { return s.Stats().CompressPending == 0 })
+	s.Close()
+	snap := takeSnapshot(t, dir, Tenant{})
+	f := snap.Files[0]
+	if !f.Compressed || f.Meta == nil || !f.Meta.Sealed {
+		t.Fatalf("%+v %+v", f, f.Meta)
+	}
+	metaPath := filepath.Join(dir, filepath.Dir(f.Path), metaName(f.Seq))
+	if err := os.Remove(metaPath); err != nil {
+		t.Fatal(err)
+	}
+	if snap = takeSnapshot(t, dir, Tenant{}); snap.Files[0].Meta == nil || snap.Files[0].Limit != 4 {
+		t.Fatalf("the kept metadata was not used: %+v", snap.Files[0])
+	}
+	zst := filepath.Join(dir, f.Path)
+	fi, err := os.Stat(zst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	later := fi.ModTime().Add(time.Second)
+	if err := os.Chtimes(zst, later, later); err != nil {
+		t.Fatal(err)
+	}
+	if snap = takeSnapshot(t, dir, Tenant{}); snap.Files[0].Meta != nil || snap.Files[0].Limit != -1 {
+		t.Fatalf("metadata kept for a rewritten segment: %+v %+v", snap.Files[0], snap.Files[0].Meta)
+	}
+	if got := readSnapshot(t, snap); got != "a\nb\n" {
 		t.Fatalf("read %q", got)
 	}
 }
