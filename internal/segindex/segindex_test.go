@@ -76,9 +76,9 @@ func testLines(n int, seed uint64) []string {
 	return out
 }
 
-// buildIndex compresses lines into blocks of about blockLines lines and
-// returns the .zst bytes and the sidecar.
-func buildIndex(t *testing.T, lines []string, blockLines int, size, mtime int64) (zst, idx []byte, blocks [][]string) {
+// newTestBuilder returns a zstd encoder for test segments and a Builder
+// reading lines with jsonLines.
+func newTestBuilder(t *testing.T) (*zstd.Encoder, *Builder) {
 	t.Helper()
 	enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
 	if err != nil {
@@ -88,6 +88,14 @@ func buildIndex(t *testing.T, lines []string, blockLines int, size, mtime int64)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return enc, b
+}
+
+// buildIndex compresses lines into blocks of about blockLines lines and
+// returns the .zst bytes and the sidecar.
+func buildIndex(t *testing.T, lines []string, blockLines int, size, mtime int64) (zst, idx []byte, blocks [][]string) {
+	t.Helper()
+	enc, b := newTestBuilder(t)
 	for i := 0; i < len(lines); i += blockLines {
 		blk := lines[i:min(i+blockLines, len(lines))]
 		raw := []byte(strings.Join(blk, "\n") + "\n")
@@ -766,14 +774,7 @@ func BenchmarkBloomHas(b *testing.B) {
 // others; the frames decode alone to the lines they list.
 func TestFrames(t *testing.T) {
 	lines := testLines(1200, 11)[:1200]
-	enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := NewBuilder(jsonLines)
-	if err != nil {
-		t.Fatal(err)
-	}
+	enc, b := newTestBuilder(t)
 	var zst []byte
 	var frameLines [][]string // per frame, across blocks
 	for i := 0; i < len(lines); i += 400 {
