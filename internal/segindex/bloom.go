@@ -101,14 +101,49 @@ func AppendTokenHashes(dst []uint64, s string) []uint64 {
 	return dst
 }
 
-// TokenHash is the hash blooms keep of a token (xxhash64; never 0, which
-// marks an empty slot of tokenSet).
+// TokenHash is the hash blooms keep of a token (never 0, which marks an
+// empty slot of tokenSet). Tokens of up to 16 bytes, nearly all of them,
+// are read as two (overlapping) words and mixed with two 64x64->128-bit
+// multiplications, as wyhash does for short keys; longer ones go through
+// xxhash64, mixed the same way. BenchmarkTokenHashes went from 289-295 to
+// 234-243 ns against xxhash64 for every token; blooms of similar short
+// tokens fill as with xxhash64 (TestTokenHashSpread).
 func TokenHash(tok string) uint64 {
-	h := xxhash.Sum64String(tok)
+	n := len(tok)
+	var a, b uint64
+	switch {
+	case n > 16:
+		a = xxhash.Sum64String(tok)
+	case n >= 8:
+		a, b = load64(tok), load64(tok[n-8:])
+	case n >= 4:
+		a, b = uint64(load32(tok)), uint64(load32(tok[n-4:]))
+	case n > 0:
+		a = uint64(tok[0])<<16 | uint64(tok[n>>1])<<8 | uint64(tok[n-1])
+	}
+	h := hashMix(hashMix(a^0xa0761d6478bd642f, b^0xe7037ed1a0b428db), uint64(n)^0x8ebc6af09c88c6e3)
 	if h == 0 {
 		h = 1
 	}
 	return h
+}
+
+// hashMix multiplies a and b to 128 bits and folds the halves.
+func hashMix(a, b uint64) uint64 {
+	hi, lo := bits.Mul64(a, b)
+	return hi ^ lo
+}
+
+// load64 and load32 read the first 8 and 4 bytes of s, little-endian.
+func load64(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+func load32(s string) uint32 {
+	_ = s[3]
+	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
 }
 
 // appendBloom appends a bloom of the distinct hashes hs, of about perToken

@@ -12,7 +12,7 @@
 // refused by Open, and the caller reads the segment as if there were no
 // sidecar (and may rebuild it with a Builder).
 //
-// # On-disk format (version 5, little-endian)
+// # On-disk format (version 6, little-endian)
 //
 //	[0:8]    magic "SPATEIDX"
 //	[8:12]   version
@@ -76,8 +76,9 @@ var noMap = false
 // version: a sidecar of another version is refused and rebuilt. Version 1
 // was written during development (FNV token hashes, 7 probes); version 2
 // had blooms probed anywhere by double hashing (bloom.go), version 3 one
-// frame per block, version 4 no segment blooms.
-const Version = 5
+// frame per block, version 4 no segment blooms, version 5 xxhash64 for
+// every token (TokenHash).
+const Version = 6
 
 const (
 	magic      = "SPATEIDX"

@@ -919,3 +919,46 @@ func BenchmarkTokenHashes(b *testing.B) {
 		}
 	}
 }
+
+// TestTokenHashSpread: hashes of similar short tokens (numbers, ids that
+// differ in a digit, every length from 1 to 40) do not collide and fill
+// blooms as random hashes do.
+func TestTokenHashSpread(t *testing.T) {
+	seen := map[uint64]string{}
+	var in, out []uint64
+	for i := range 200000 {
+		for _, tok := range []string{strconv.Itoa(i), fmt.Sprintf("u_%06d", i), fmt.Sprintf("%x", i*7919)} {
+			h := TokenHash(tok)
+			if prev, ok := seen[h]; ok && prev != tok {
+				t.Fatalf("%q and %q hash alike", prev, tok)
+			}
+			seen[h] = tok
+			if i%2 == 0 {
+				in = append(in, h)
+			} else {
+				out = append(out, h)
+			}
+		}
+	}
+	for n := 1; n <= 40; n++ {
+		tok := strings.Repeat("a", n)
+		if _, ok := seen[TokenHash(tok)]; ok {
+			t.Fatalf("%q collides", tok)
+		}
+		seen[TokenHash(tok)] = tok
+	}
+	slices.Sort(in)
+	in = slices.Compact(in)
+	bloom := appendBloom(nil, in, bloomBitsPerToken)
+	hits := 0
+	for _, h := range out {
+		if BloomHas(bloom, h) {
+			hits++
+		}
+	}
+	if rate := float64(hits) / float64(len(out)); rate > 0.003 {
+		t.Errorf("a bloom of even numbers' tokens holds %.3f%% of the odd ones'", 100*rate)
+	} else {
+		t.Logf("a bloom of even numbers' tokens holds %.3f%% of the odd ones'", 100*rate)
+	}
+}
