@@ -251,10 +251,11 @@ type Index struct {
 	dataStart int64
 	dataLen   int64
 	byName    map[string]int
-	// fieldBlooms[id][b] is block b's bloom of field id (Len -1: none),
-	// for the fields with a bloom in some block: what a query checks
-	// block after block, in one array.
-	fieldBlooms [][]ColumnRef
+	// fieldBlooms[id][b] is the index in Blocks[b].Blooms of block b's
+	// bloom of field id (-1: none), for the fields with a bloom in some
+	// block: what a query checks block after block, without searching
+	// each block's list; 4 bytes a block and field.
+	fieldBlooms [][]int32
 	// segBlooms[id] is the segment's bloom of field id (Len -1: none).
 	segBlooms []ColumnRef
 	// checked marks the blooms whose checksum matched once: an Index kept
@@ -274,8 +275,11 @@ func (ix *Index) BlockBloom(id, b int) (ColumnRef, bool) {
 	if id < 0 || id >= len(ix.fieldBlooms) || ix.fieldBlooms[id] == nil {
 		return ColumnRef{}, false
 	}
-	ref := ix.fieldBlooms[id][b]
-	return ref, ref.Len >= 0
+	i := ix.fieldBlooms[id][b]
+	if i < 0 {
+		return ColumnRef{}, false
+	}
+	return ix.Blocks[b].Blooms[i], true
 }
 
 // SegmentBloom returns the bloom of every token of field id in the
@@ -565,18 +569,18 @@ func (ix *Index) parseTable(table []byte) error {
 		return fmt.Errorf("blocks hold %d rows, the table says %d", rows, ix.Rows)
 	}
 	ix.checked = make([]atomic.Bool, blooms)
-	ix.fieldBlooms = make([][]ColumnRef, nf)
+	ix.fieldBlooms = make([][]int32, nf)
 	for b := range ix.Blocks {
-		for _, ref := range ix.Blocks[b].Blooms {
+		for i, ref := range ix.Blocks[b].Blooms {
 			fb := ix.fieldBlooms[ref.Field]
 			if fb == nil {
-				fb = make([]ColumnRef, nb)
+				fb = make([]int32, nb)
 				for i := range fb {
-					fb[i].Len = -1
+					fb[i] = -1
 				}
 				ix.fieldBlooms[ref.Field] = fb
 			}
-			fb[b] = ref
+			fb[b] = int32(i)
 		}
 	}
 	return nil
