@@ -148,8 +148,9 @@ func (s *Snapshot) file(f File) (SnapshotFile, bool, error) {
 // shared: readers must not change them.
 var sealedMetas = metaCache{m: map[metaKey]*Meta{}}
 
-// maxSealedMetas caps sealedMetas; past it, it starts over.
-const maxSealedMetas = 1 << 16
+// maxSealedMetaBytes caps sealedMetas (its keys and Metas, streams
+// included, roughly); past it, it starts over.
+const maxSealedMetaBytes = 32 << 20
 
 type metaKey struct {
 	path        string // absolute path of the .zst
@@ -157,8 +158,18 @@ type metaKey struct {
 }
 
 type metaCache struct {
-	mu sync.Mutex
-	m  map[metaKey]*Meta
+	mu    sync.Mutex
+	m     map[metaKey]*Meta
+	bytes int // about what m holds
+}
+
+// metaBytes is about the memory k and m hold.
+func metaBytes(k metaKey, m *Meta) int {
+	n := 200 + len(k.path)
+	for _, st := range m.Streams {
+		n += 16 + len(st)
+	}
+	return n
 }
 
 func (c *metaCache) get(k metaKey) *Meta {
@@ -170,10 +181,13 @@ func (c *metaCache) get(k metaKey) *Meta {
 func (c *metaCache) put(k metaKey, m *Meta) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.m) >= maxSealedMetas {
+	n := metaBytes(k, m)
+	if c.bytes+n > maxSealedMetaBytes {
 		clear(c.m)
+		c.bytes = 0
 	}
 	c.m[k] = m
+	c.bytes += n
 }
 
 // lastLineEnd returns the size of a plain segment's complete lines.

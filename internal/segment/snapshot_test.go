@@ -300,3 +300,26 @@ func TestMetaEncoding(t *testing.T) {
 		t.Fatalf("missing metadata: %v", err)
 	}
 }
+
+// TestMetaCacheBound: the kept metadata stays under its byte cap, however
+// many segments and streams it is given.
+func TestMetaCacheBound(t *testing.T) {
+	c := metaCache{m: map[metaKey]*Meta{}}
+	streams := make([]string, 1000)
+	for i := range streams {
+		streams[i] = fmt.Sprintf(`{app="service-%04d",env="production"}`, i)
+	}
+	for i := range 2000 {
+		k := metaKey{path: fmt.Sprintf("/data/0-0/2026-11-26/seg-%016d.ndjson.zst", i), size: 1, mtime: 2}
+		c.put(k, &Meta{Sealed: true, Streams: streams, StreamsKnown: true})
+		if c.bytes > maxSealedMetaBytes {
+			t.Fatalf("after %d puts the cache holds about %d bytes", i+1, c.bytes)
+		}
+		if c.get(k) == nil {
+			t.Fatalf("put %d not kept", i)
+		}
+	}
+	if len(c.m) == 2000 {
+		t.Fatal("the cache was never cut back")
+	}
+}
