@@ -15,9 +15,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/spate-io/spate/internal/inflate"
 	"github.com/spate-io/spate/internal/ingest"
 	"github.com/spate-io/spate/internal/kafka"
 	"github.com/spate-io/spate/internal/segment"
@@ -186,7 +186,6 @@ func (s *Server) insertWith(r *http.Request, body *bodyReader, rep *insertReport
 			ticket.Release()
 			return s.readFailed(rep, body, enc, err)
 		}
-		zr.Multistream(true)
 		src = zr
 	case "zstd":
 		zr, err := getZstd()
@@ -397,14 +396,20 @@ func (doneAck) Done() bool                 { return true }
 // Pools of decompressors; see getGzip and getZstd.
 var gzipPool, zstdPool sync.Pool
 
-func getGzip() *gzip.Reader {
-	if zr, ok := gzipPool.Get().(*gzip.Reader); ok {
+// getGzip returns a gzip reader (of every member, as compress/gzip's
+// Multistream) to Reset on a body. Its input buffer is 256 KiB: the
+// pipeline reads decoded bodies in chunks of MiBs.
+func getGzip() *inflate.Reader {
+	if zr, ok := gzipPool.Get().(*inflate.Reader); ok {
 		return zr
 	}
-	return new(gzip.Reader)
+	return new(inflate.Reader)
 }
 
-func putGzip(zr *gzip.Reader) { gzipPool.Put(zr) }
+func putGzip(zr *inflate.Reader) {
+	zr.Reset(nil)
+	gzipPool.Put(zr)
+}
 
 // getZstd returns a streaming zstd decoder that decodes on one goroutine
 // with windows of at most 8 MiB, so that its memory is bounded.
