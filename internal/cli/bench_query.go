@@ -43,6 +43,7 @@ type benchQueryOpts struct {
 	strategy string
 	queries  []string
 	json     bool
+	compress []string
 }
 
 func newBenchQueryCmd() *cobra.Command {
@@ -60,10 +61,18 @@ directory like spate demo's. On your own FILE the standard queries use its
 field names (severity for level, app for service, status_code for status,
 ...; looked up in its first 2,000 logs); those that need a field it lacks
 are left out, and stderr says which. The file is read once before timing, so the
-numbers are warm-cache numbers.`,
+numbers are warm-cache numbers.
+
+--compressed gzip,zstd also times every query on a gzip (level 6) and a zstd
+(level 3) copy of the file, made once beside the sample (or in --dir, or a
+temporary directory for your FILE), with its speed relative to the plain
+file; and, when gzip/zstd and rg (ripgrep) are installed, the literal query
+against "gzip -dc FILE.gz | rg -c timeout" (and zstd's), whose count must
+equal spate's.`,
 		Example: `  spate bench query                       # 512 MiB sample, 3 rounds per query
   spate bench query --size 2GiB --repeat 5
   spate bench query --json app.ndjson > bench.json
+  spate bench query --size 1GiB --compressed gzip,zstd
   spate bench query --query 'level:error | stats by (service) count()' app.ndjson`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runBenchQuery(cmd, o, args) },
@@ -78,6 +87,7 @@ numbers are warm-cache numbers.`,
 	f.StringVar(&o.strategy, "strategy", "auto", "read strategy: auto, mmap, pread, bufio or stream")
 	f.StringArrayVar(&o.queries, "query", nil, "a query to run instead of the standard set (repeatable)")
 	f.BoolVar(&o.json, "json", false, "print the results as JSON")
+	f.StringSliceVar(&o.compress, "compressed", nil, "also time the queries on compressed copies: gzip, zstd or both (comma-separated)")
 	return cmd
 }
 
@@ -120,9 +130,28 @@ func runBenchQuery(cmd *cobra.Command, o *benchQueryOpts, args []string) error {
 			return usagef("invalid --query %q: %v", q, err)
 		}
 	}
-	file := ""
+	codecs, err := parseCodecs(o.compress)
+	if err != nil {
+		return usagef("invalid --compressed: %v", err)
+	}
+	file, copyDir := "", o.dir
 	if len(args) == 1 {
 		file = args[0]
+		if len(codecs) > 0 {
+			if c, err := fileCompression(file); err != nil {
+				return err
+			} else if c != fileread.None {
+				return usagef("--compressed needs an uncompressed FILE; %s is %s-compressed", file, c)
+			}
+			if copyDir == "" {
+				tmp, err := os.MkdirTemp("", "spate-bench-query-")
+				if err != nil {
+					return err
+				}
+				defer os.RemoveAll(tmp)
+				copyDir = tmp
+			}
+		}
 	} else {
 		dir, err := sampleDir(o.dir)
 		if err != nil {
@@ -136,6 +165,7 @@ func runBenchQuery(cmd *cobra.Command, o *benchQueryOpts, args []string) error {
 			name = fmt.Sprintf("demo-seed%d-%s-layouts%d.ndjson", o.seed, formatSize(int64(o.size)), o.layouts)
 		}
 		file = filepath.Join(dir, name)
+		copyDir = dir
 		if err := ensureSample(cmd, file, gen.Config{Seed: o.seed, Size: int64(o.size), Layouts: o.layouts}, errw); err != nil {
 			return err
 		}
@@ -184,10 +214,20 @@ func runBenchQuery(cmd *cobra.Command, o *benchQueryOpts, args []string) error {
 		row.Rows = row.Rounds[0].Rows
 		rows = append(rows, row)
 	}
+	var compressed []benchCompressed
+	if len(codecs) > 0 {
+		if compressed, err = benchCompressedRuns(cmd.Context(), o, exe, file, copyDir, rows, codecs, errw); err != nil {
+			return err
+		}
+	}
 	if o.json {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{"file": file, "repeat": o.repeat, "queries": rows})
+		res := map[string]any{"file": file, "repeat": o.repeat, "queries": rows}
+		if compressed != nil {
+			res["compressed"] = compressed
+		}
+		return enc.Encode(res)
 	}
 	fi, _ := os.Stat(file)
 	var size int64
@@ -200,7 +240,25 @@ func runBenchQuery(cmd *cobra.Command, o *benchQueryOpts, args []string) error {
 	for _, r := range rows {
 		fmt.Fprintf(tw, "%.3f\t%.2f\t%.1f\t%d\t%.0f\t %s\n", r.MedianSeconds, r.GBps, r.LinesPerSec/1e6, r.Rows, r.PeakRSSMB/1.048576, r.Query)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return printCompressed(out, compressed)
+}
+
+// fileCompression returns the compression of file from its magic bytes.
+func fileCompression(file string) (fileread.Compression, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	head := make([]byte, 4)
+	n, err := io.ReadFull(f, head)
+	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+		return "", fmt.Errorf("cannot read %s: %w", file, err)
+	}
+	return fileread.DetectCompression(head[:n]), nil
 }
 
 // benchFieldRoles are the fields the standard queries use and, for each,

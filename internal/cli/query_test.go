@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -140,6 +141,48 @@ func TestBenchQuery(t *testing.T) {
 		if !strings.Contains(string(out), want) {
 			t.Fatalf("output lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// TestBenchQueryCompressed checks --compressed: both copies are made and
+// timed, each round reads what the plain file holds, and with gzip, zstd
+// and rg installed the baselines count what spate counts.
+func TestBenchQueryCompressed(t *testing.T) {
+	t.Setenv(mainEnv, "1")
+	dir := t.TempDir()
+	code, out, stderr := runCLI(t, "bench", "query", "--size", "2MiB", "--repeat", "1", "--dir", dir, "--json", "--compressed", "gzip,zstd",
+		"--query", `~"timeout" | stats count()`, "--query", `* | stats by (service) count()`)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var res struct {
+		Compressed []benchCompressed `json:"compressed"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Compressed) != 2 {
+		t.Fatalf("%d compressed runs, want 2:\n%s", len(res.Compressed), out)
+	}
+	for _, bc := range res.Compressed {
+		if len(bc.Queries) != 2 || bc.Bytes == 0 || bc.Queries[0].MedianSeconds <= 0 || bc.Queries[1].Rounds[0].Rows == 0 {
+			t.Fatalf("%s: %+v", bc.Codec, bc)
+		}
+		if bc.Baseline == nil {
+			t.Logf("%s: no baseline: %s", bc.Codec, bc.NoBaseline)
+			continue
+		}
+		if bc.Baseline.Count == 0 || bc.Baseline.Count != bc.Queries[0].Rounds[0].Matched {
+			t.Fatalf("%s: baseline counted %d, spate matched %d", bc.Codec, bc.Baseline.Count, bc.Queries[0].Rounds[0].Matched)
+		}
+	}
+	// An already compressed FILE is refused.
+	gz := filepath.Join(dir, filepath.Base(res.Compressed[0].File))
+	if code, _, stderr := runCLI(t, "bench", "query", "--compressed", "gzip", gz); code != ExitUsage || !strings.Contains(stderr, "needs an uncompressed FILE") {
+		t.Fatalf("compressed FILE: exit %d, %s", code, stderr)
+	}
+	if code, _, _ := runCLI(t, "bench", "query", "--compressed", "lz4"); code != ExitUsage {
+		t.Fatalf("--compressed lz4: exit %d", code)
 	}
 }
 
