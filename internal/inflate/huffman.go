@@ -6,11 +6,11 @@ import "math/bits"
 //
 //	bits  0-7   bits to consume: the code's length, plus its extra bits for
 //	            lengths and distances (a pointer entry: the primary bits)
-//	bits  8-12  the code's length alone (a pointer entry: its subtable's bits)
+//	bits  8-11  the code's length alone (a pointer entry: its subtable's bits)
+//	bit  12     unused code (an incomplete code's gaps, symbols 286-287, 30-31)
 //	bit  13     pointer to a subtable for codes longer than the primary bits
 //	bit  14     end of block
 //	bit  15     literal
-//	bit  12     unused code (an incomplete code's gaps, symbols 286-287, 30-31)
 //	bits 16-31  the literal, the length or distance base, or the subtable's
 //	            index in the table
 //

@@ -43,7 +43,7 @@ func (d *decoder) huffmanFast(out []byte, op, lo int) (int, error) {
 		if e&entrySub != 0 {
 			bits >>= litBits
 			nbits -= litBits
-			e = lit[e>>16+uint32(bits)&(1<<((e>>8)&31)-1)]
+			e = lit[e>>16+uint32(bits)&(1<<((e>>8)&15)-1)]
 		}
 		if e&entryLiteral != 0 {
 			n := e & 0xff
@@ -73,7 +73,7 @@ func (d *decoder) huffmanFast(out []byte, op, lo int) (int, error) {
 			return op, nil
 		}
 		total := e & 0xff
-		length := int(e>>16) + int((bits&(1<<(total&63)-1))>>((e>>8)&31))
+		length := int(e>>16) + int((bits&(1<<(total&63)-1))>>((e>>8)&15))
 		bits >>= total & 63
 		nbits -= uint(total)
 
@@ -81,10 +81,10 @@ func (d *decoder) huffmanFast(out []byte, op, lo int) (int, error) {
 		if e&entrySub != 0 {
 			bits >>= distBits
 			nbits -= distBits
-			e = dt[e>>16+uint32(bits)&(1<<((e>>8)&31)-1)]
+			e = dt[e>>16+uint32(bits)&(1<<((e>>8)&15)-1)]
 		}
 		total = e & 0xff
-		dist := int(e>>16) + int((bits&(1<<(total&63)-1))>>((e>>8)&31))
+		dist := int(e>>16) + int((bits&(1<<(total&63)-1))>>((e>>8)&15))
 		bits >>= total & 63
 		nbits -= uint(total)
 		if e&entryInvalid != 0 {
@@ -130,10 +130,10 @@ func (d *decoder) huffmanSymbol(out []byte, op, lo int) (int, error) {
 	if e&entrySub != 0 {
 		d.bits >>= litBits
 		d.nbits -= litBits
-		e = d.lit[e>>16+uint32(d.bits)&(1<<((e>>8)&31)-1)]
+		e = d.lit[e>>16+uint32(d.bits)&(1<<((e>>8)&15)-1)]
 	}
 	total := e & 0xff
-	length := int(e>>16) + int((d.bits&(1<<total-1))>>((e>>8)&31))
+	length := int(e>>16) + int((d.bits&(1<<total-1))>>((e>>8)&15))
 	d.bits >>= total
 	d.nbits -= uint(total)
 	if err := d.used(); err != nil {
@@ -153,10 +153,10 @@ func (d *decoder) huffmanSymbol(out []byte, op, lo int) (int, error) {
 	if e&entrySub != 0 {
 		d.bits >>= distBits
 		d.nbits -= distBits
-		e = d.dist[e>>16+uint32(d.bits)&(1<<((e>>8)&31)-1)]
+		e = d.dist[e>>16+uint32(d.bits)&(1<<((e>>8)&15)-1)]
 	}
 	total = e & 0xff
-	dist := int(e>>16) + int((d.bits&(1<<total-1))>>((e>>8)&31))
+	dist := int(e>>16) + int((d.bits&(1<<total-1))>>((e>>8)&15))
 	d.bits >>= total
 	d.nbits -= uint(total)
 	if err := d.used(); err != nil {
