@@ -360,37 +360,22 @@ func BenchmarkReader(b *testing.B) {
 			}
 		}
 	}
-	b.Run("inflate", func(b *testing.B) {
-		b.SetBytes(int64(len(data)))
-		b.ReportAllocs()
-		z, _ := NewReader(bytes.NewReader(gz))
-		for b.Loop() {
-			if err := z.Reset(bytes.NewReader(gz)); err != nil {
-				b.Fatal(err)
-			}
-			drain(b, z)
+	for _, c := range []struct {
+		name string
+		z    interface {
+			io.Reader
+			Reset(io.Reader) error
 		}
-	})
-	b.Run("klauspost", func(b *testing.B) {
-		b.SetBytes(int64(len(data)))
-		b.ReportAllocs()
-		z, _ := kgzip.NewReader(bytes.NewReader(gz))
-		for b.Loop() {
-			if err := z.Reset(bytes.NewReader(gz)); err != nil {
-				b.Fatal(err)
+	}{{"inflate", new(Reader)}, {"klauspost", new(kgzip.Reader)}, {"stdlib", new(gzip.Reader)}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := c.z.Reset(bytes.NewReader(gz)); err != nil {
+					b.Fatal(err)
+				}
+				drain(b, c.z)
 			}
-			drain(b, z)
-		}
-	})
-	b.Run("stdlib", func(b *testing.B) {
-		b.SetBytes(int64(len(data)))
-		b.ReportAllocs()
-		z, _ := gzip.NewReader(bytes.NewReader(gz))
-		for b.Loop() {
-			if err := z.Reset(bytes.NewReader(gz)); err != nil {
-				b.Fatal(err)
-			}
-			drain(b, z)
-		}
-	})
+		})
+	}
 }
