@@ -184,7 +184,7 @@ var gzipPool sync.Pool
 func getGzip(r io.Reader) (*inflate.Reader, error) {
 	if z, ok := gzipPool.Get().(*inflate.Reader); ok {
 		if err := z.Reset(r); err != nil {
-			gzipPool.Put(z)
+			putGzip(z)
 			return nil, err
 		}
 		return z, nil
