@@ -14,7 +14,9 @@
 // The accepted input is compress/gzip's: one or more members, each with a
 // valid header (an FHCRC is checked), DEFLATE data whose Huffman codes are
 // complete (or a single one-bit code, as zlib allows), and a trailer whose
-// CRC-32 and size match. FuzzReader checks that against compress/gzip.
+// CRC-32 and size match. FuzzReader checks that against compress/gzip. One
+// difference: compress/gzip refuses a file name or comment of 512 bytes or
+// more, which this reader accepts.
 package inflate
 
 import (
