@@ -8,9 +8,10 @@ import "encoding/binary"
 // The fast loop runs while 8 bytes of input and fastOutMargin bytes of
 // output are left: it refills bits with one unaligned load (the bytes above
 // nbits then hold the next byte's low bits, which the next load ORs in
-// again unchanged), decodes up to two literals or one length and distance
-// per refill (at most 48 bits), and copies matches in 8-byte words. The
-// slow path after it decodes one symbol at a time with every check.
+// again unchanged), decodes up to three literals (at most 15+11+11 bits)
+// or one length and distance (at most 48 bits) per refill, and copies
+// matches in 8-byte words. The slow path after it decodes one symbol at a
+// time with every check.
 func (d *decoder) huffman(out []byte, op, lo int) (int, error) {
 	for {
 		var err error
@@ -58,6 +59,14 @@ func (d *decoder) huffmanFast(out []byte, op, lo int) (int, error) {
 				nbits -= uint(n)
 				out[op] = byte(e >> 16)
 				op++
+				e = lit[bits&(1<<litBits-1)]
+				if e&entryLiteral != 0 {
+					n := e & 0xff
+					bits >>= n & 63
+					nbits -= uint(n)
+					out[op] = byte(e >> 16)
+					op++
+				}
 			}
 			continue
 		}
