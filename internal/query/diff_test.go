@@ -93,6 +93,13 @@ var diffQueries = []struct {
 	{q: `* | stats by (_time:1m offset 30s, level) count() n`},
 	{q: `* | stats count() if (level:error) e, count() if (status:>=500) f, count() n`},
 	{q: `* | stats by (path) sum(bytes) s | sort by (s desc, path) | limit 10`, ordered: true},
+	// A numeric result first in the sort right after stats: groups the
+	// sort would drop are skipped without making their rows
+	// (statsProc.topK); ties on it are kept and ordered by the next field.
+	{q: `* | stats by (path) count() n | sort by (n, path) | limit 25`, ordered: true},
+	{q: `* | stats by (path) sum(bytes) s | sort by (s, path) | limit 5`, ordered: true},
+	{q: `* | stats by (user_id) avg(latency_ms) a | sort by (a, user_id) desc offset 3 limit 7`, ordered: true},
+	{q: `* | stats by (user_id, service) count() n, sum(latency_ms) l | sort by (l desc, user_id, service) | limit 4`, ordered: true},
 	{q: `* | stats by (path) count() n, sum(bytes) b, avg(latency_ms) a, count_empty(user_id) e | sort by (n desc, path) | limit 20`, ordered: true},
 	{q: `* | stats by (user_id, status) count() n, sum_len(path) l | filter n:>1 | stats count() groups, sum(l) l`},
 	{q: `* | top 5 by (service)`, ordered: false},
@@ -187,6 +194,75 @@ func TestDifferential(t *testing.T) {
 			c := conformance.Case{ID: dq.q, Query: dq.q, Ordered: dq.ordered, Expected: want, Approx: &floatTolerance}
 			if err := conformance.Compare(c, got); err != nil {
 				t.Errorf("%s (workers=%d %s chunk=%d group-memory=%d): engine and naive differ: %v", dq.q, workers, cfg.Strategy, cfg.ChunkSize, opts.GroupMemory, err)
+			}
+		}
+	}
+}
+
+// TestStatsTopK checks that skipping the groups a following sort would drop
+// (statsProc.topK) changes no answer: every query gives the same rows, in
+// the same order, with the skip and without it, with groups emitted in
+// table order (ties then meet the sort in any order) and sorted, and over
+// several workers and spilled groups. It also checks that the skip happens.
+func TestStatsTopK(t *testing.T) {
+	path := writeGen(t, 11, 2<<20)
+	// A sum is NaN for a group without numbers, and NaN sorts above every
+	// number: once the kept rows' worst is NaN, nothing can be skipped (it
+	// is not a plain number). Whether that happens before any skip depends
+	// on the order groups come in, so only queries without NaN (skips) must
+	// skip some groups.
+	queries := []struct {
+		q     string
+		skips bool
+	}{
+		{`* | stats by (path) count() n | sort by (n) | limit 25`, true},
+		{`* | stats by (path) count() n | sort by (n desc) | limit 3`, true},
+		{`* | stats by (path) sum(bytes) s | sort by (s desc) | limit 10`, false},
+		{`bytes:>=0 | stats by (path) sum(bytes) s | sort by (s) | limit 5`, true},
+		{`* | stats by (user_id) avg(latency_ms) a | sort by (a) desc offset 3 limit 7`, false},
+		{`latency_ms:>=0 | stats by (user_id) avg(latency_ms) a | sort by (a desc, user_id) limit 6`, true},
+		{`latency_ms:>=0 | stats by (user_id, service) count() n, sum(latency_ms) l | sort by (l desc) | limit 4`, true},
+		{`_time:[2026-01-01T00:00:00Z, 2026-01-03T00:00:00Z) | stats by (path) rate() r | sort by (r desc) | limit 8`, true},
+	}
+	for _, tableOrder := range []bool{false, true} {
+		if tableOrder {
+			// Spilled groups too: read back a partition at a time on
+			// several goroutines, and emitted in partition order.
+			defer query.SetMaxSortedGroups(0)()
+			defer query.SetMaxSortedSpilled(0)()
+			defer query.SetMaxSortedSpilledGroups(0)()
+		}
+		for _, tq := range queries {
+			q := tq.q
+			var skipped, skippedSpilled int64
+			for _, cfg := range []struct {
+				workers int
+				opts    query.Options
+			}{{1, query.Options{}}, {3, query.Options{}}, {2, query.Options{GroupMemory: 8 << 10, TempDir: t.TempDir()}}} {
+				fc := fileread.Config{Workers: cfg.workers, ChunkSize: 64 << 10}
+				before := query.TopKSkipped()
+				got, _, err := runEngine(t, q, path, fc, cfg.opts)
+				if err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+				if cfg.opts.GroupMemory == 0 {
+					skipped += query.TopKSkipped() - before
+				} else {
+					skippedSpilled += query.TopKSkipped() - before
+				}
+				restore := query.SetStatsTopK(false)
+				want, _, err := runEngine(t, q, path, fc, cfg.opts)
+				restore()
+				if err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+				c := conformance.Case{ID: q, Query: q, Ordered: true, Expected: want, Approx: &floatTolerance}
+				if err := conformance.Compare(c, got); err != nil {
+					t.Errorf("%s (table order %v, workers %d, group memory %d): with the skip: %v", q, tableOrder, cfg.workers, cfg.opts.GroupMemory, err)
+				}
+			}
+			if tq.skips && (skipped == 0 || tableOrder && skippedSpilled == 0) {
+				t.Errorf("%s (table order %v): no group skipped (%d, spilled %d)", q, tableOrder, skipped, skippedSpilled)
 			}
 		}
 	}

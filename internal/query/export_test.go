@@ -15,3 +15,23 @@ func SetMaxSortedSpilledGroups(n int) (restore func()) {
 	maxSortedSpilledGroups = n
 	return func() { maxSortedSpilledGroups = old }
 }
+
+// SetMaxSortedGroups sets maxSortedGroups for a test and returns a function
+// that restores it.
+func SetMaxSortedGroups(n int) (restore func()) {
+	old := maxSortedGroups
+	maxSortedGroups = n
+	return func() { maxSortedGroups = old }
+}
+
+// SetStatsTopK turns statsProc.topK on or off for a test and returns a
+// function that restores it.
+func SetStatsTopK(on bool) (restore func()) {
+	old := topKEnabled
+	topKEnabled = on
+	return func() { topKEnabled = old }
+}
+
+// TopKSkipped returns how many groups emitting has skipped so far because
+// the sort after the stats pipe would drop them.
+func TopKSkipped() int64 { return topKSkipped.Load() }

@@ -140,7 +140,12 @@ type sortProc struct {
 	limit  int64
 	rows   []*Row
 	worst  *Row // with a limit: the last of the best rows after a cut
-	next   processor
+	// worstNum is worst's sort value as a plain number, when it is one
+	// (worstOK), worked out for worstFor (see rejectsNumber).
+	worstNum float64
+	worstOK  bool
+	worstFor *Row
+	next     processor
 	// size is the bytes the kept rows hold (about); maxSize, if > 0, is
 	// Options.MaxMemory: past it the sort fails with ErrMemoryLimit.
 	size, maxSize int64
@@ -220,6 +225,35 @@ func (p *sortProc) push(r *Row) error {
 		}
 	}
 	return nil
+}
+
+// rejectsNumber reports whether a row whose first sort field has the value
+// formatNumber(v) would sort strictly after the worst row kept, whatever its
+// other fields, so that push would drop it: a stats pipe before the sort
+// then need not make the row (see statsProc.topK). It answers false when it
+// cannot tell without the row: no cut yet, or a value that does not format
+// as a plain number (NaN, ±Inf, exponents), which sort compares as text.
+//
+// Exact: formatNumber prints the shortest text that parses back to v, so two
+// plain numbers' texts compare as their values do, and equal values (whose
+// rows tie and are ordered by their other fields) are never rejected.
+func (p *sortProc) rejectsNumber(v float64) bool {
+	if p.worst == nil || len(p.by) == 0 || !plainNumber(v) {
+		return false
+	}
+	if p.worst != p.worstFor {
+		p.worstFor = p.worst
+		p.worstNum, p.worstOK = parsePlainNumber(p.worst.Get(p.by[0].Name))
+		p.worstOK = p.worstOK && plainNumber(p.worstNum)
+	}
+	if !p.worstOK {
+		return false
+	}
+	c := cmp.Compare(v, p.worstNum)
+	if p.by[0].Desc != p.desc {
+		c = -c
+	}
+	return c > 0
 }
 
 func (p *sortProc) compare(a, b *Row) int {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/spate-io/spate/internal/timeparse"
 )
@@ -504,7 +505,9 @@ func decodeKey(dst []string, key []byte) []string {
 // before output, so that small results come out in a stable order. Larger
 // results come in table order, like VictoriaLogs' (add | sort to order
 // them); sorting millions of rows nobody asked to sort took seconds.
-const maxSortedGroups = 100_000
+var maxSortedGroups = defaultMaxSortedGroups // a variable for tests
+
+const defaultMaxSortedGroups = 100_000
 
 // decodeKeyAlias is decodeKey with value strings that alias key.
 func decodeKeyAlias(dst []string, key []byte) []string {
@@ -622,6 +625,63 @@ func (s *statsProc) reserveGroups(groups, keyBytes int) {
 	}
 }
 
+// topKSkipped counts the groups emitTable skipped because the sort after
+// it would drop them (statsProc.topK), for tests.
+var topKSkipped atomic.Int64
+
+// topKEnabled turns topK off in tests that compare with and without it.
+var topKEnabled = true
+
+// numericColumn is a stats column whose result is formatNumber of a
+// number it can give without formatting it.
+type numericColumn interface {
+	number(g int) (float64, bool)
+}
+
+// topK returns the sort that follows s directly, with a limit and a first
+// sort field that is a numeric function result of s, and that result's column:
+// emitting can then skip the groups the sort would drop
+// (sortProc.rejectsNumber) without making their rows. "stats by (path)
+// sum(bytes) s | sort by (s desc) | limit 10" over a million paths makes
+// ten-odd thousand rows instead of a million. Otherwise it returns nil.
+func (s *statsProc) topK() (*sortProc, numericColumn) {
+	sp, i := s.topKIndex()
+	if sp == nil {
+		return nil, nil
+	}
+	return sp, s.cols[i].(numericColumn)
+}
+
+// topKIndex is topK with the index of the result's column in s.cols.
+func (s *statsProc) topKIndex() (*sortProc, int) {
+	if !topKEnabled {
+		return nil, 0
+	}
+	sp, ok := s.next.(*sortProc)
+	if !ok || sp.limit <= 0 || len(sp.by) == 0 {
+		return nil, 0
+	}
+	name := sp.by[0].Name
+	for _, b := range s.st.By {
+		if b.Name == name {
+			return nil, 0
+		}
+	}
+	col := -1
+	for i, f := range s.funcs {
+		if f.f.Result == name {
+			if _, ok := s.cols[i].(numericColumn); !ok || col >= 0 {
+				return nil, 0 // not a number, or a name two results share
+			}
+			col = i
+		}
+	}
+	if col < 0 {
+		return nil, 0
+	}
+	return sp, col
+}
+
 // flushTable emits the groups of s's table (emitTable) and flushes the
 // pipes after it.
 func (s *statsProc) flushTable() error {
@@ -635,11 +695,29 @@ func (s *statsProc) flushTable() error {
 // ordered and there are few, else in table order. A pipe after it that
 // stops the query (errStop) ends the emitting without an error.
 func (s *statsProc) emitTable(ordered bool) error {
+	sorter, col := s.topK()
+	skipped := 0
+	defer func() { topKSkipped.Add(int64(skipped)) }()
+	// rejected reports a group whose row the sort after s would drop.
+	rejected := func(g int) bool {
+		if sorter == nil {
+			return false
+		}
+		v, ok := col.number(g)
+		if ok && sorter.rejectsNumber(v) {
+			skipped++
+			return true
+		}
+		return false
+	}
 	if !ordered || s.tab.len() > maxSortedGroups {
 		// Many groups: emit in table order, decoding each key into a reused
 		// slice (its strings alias the table, which no longer changes).
 		var by []string
 		for g := 0; g < s.tab.len(); g++ {
+			if rejected(g) {
+				continue
+			}
 			by = decodeKeyAlias(by[:0], s.tab.key(g))
 			if err := s.emit(g, by); err != nil {
 				if err == errStop {
@@ -660,6 +738,9 @@ func (s *statsProc) emitTable(ordered bool) error {
 	}
 	slices.SortFunc(groups, func(a, b outGroup) int { return compareBy(a.by, b.by) })
 	for _, g := range groups {
+		if rejected(g.g) {
+			continue
+		}
 		if err := s.emit(g.g, g.by); err != nil {
 			if err == errStop {
 				break

@@ -43,11 +43,11 @@ const spillParts = 128
 
 // maxSortedSpilled is the most spilled records that flushSpilled reads
 // back into one table to sort (a variable for tests).
-var maxSortedSpilled int64 = maxSortedGroups
+var maxSortedSpilled int64 = defaultMaxSortedGroups
 
 // maxSortedSpilledGroups is the most groups that flushSpilled holds back
 // from its partitions to sort (a variable for tests).
-var maxSortedSpilledGroups = maxSortedGroups
+var maxSortedSpilledGroups = defaultMaxSortedGroups
 
 // spillColumn is a statsColumn whose per-group state can be written to a
 // run and folded back.
@@ -277,8 +277,22 @@ func readPart(tab *groupTable, cols []statsColumn, runs []*spillRun, buf *[]byte
 // its groups and, for group g, the function results vals[g*nf:(g+1)*nf].
 type spilledPart struct {
 	tab  groupTable
-	vals []string
+	vals []string // the groups' formatted results; nil with a top-k sort after
+	cols []statsColumn
 	err  error
+}
+
+// formatted returns group g's results: from vals, or formatted from cols
+// into scratch.
+func (sp *spilledPart) formatted(g, nf int, scratch []string) []string {
+	if sp.vals != nil {
+		return sp.vals[g*nf : (g+1)*nf]
+	}
+	scratch = scratch[:0]
+	for _, c := range sp.cols {
+		scratch = append(scratch, c.result(g))
+	}
+	return scratch
 }
 
 // flushSpilled emits the groups of a spilled statsProc, one partition at a
@@ -306,6 +320,7 @@ func (s *statsProc) flushSpilled() error {
 	// formats their results; this goroutine emits the partitions in order,
 	// so the output order does not depend on scheduling.
 	n := min(runtime.GOMAXPROCS(0), spillParts)
+	sorter, topCol := s.topKIndex()
 	parts := make([]chan spilledPart, n)
 	done := make(chan struct{})
 	var wg sync.WaitGroup
@@ -328,7 +343,11 @@ func (s *statsProc) flushSpilled() error {
 				sp.tab.presize(groups)
 				sp.err = readPart(&sp.tab, cols, s.spill.runs, &buf, p)
 				groups = sp.tab.len()
-				if sp.err == nil {
+				if sorter != nil {
+					// The emitting goroutine formats only the groups
+					// the sort after keeps (statsProc.topK).
+					sp.cols = cols
+				} else if sp.err == nil {
 					nf := len(cols)
 					sp.vals = make([]string, sp.tab.len()*nf)
 					for g := range sp.tab.len() {
@@ -352,12 +371,21 @@ func (s *statsProc) flushSpilled() error {
 		close(done)
 		wg.Wait()
 	}()
-	var by []string
+	var by, scratch []string
 	nf := len(s.cols)
+	skipped := 0
+	defer func() { topKSkipped.Add(int64(skipped)) }()
 	emitPart := func(sp *spilledPart) error {
 		for g := range sp.tab.len() {
+			if sorter != nil {
+				if v, ok := sp.cols[topCol].(numericColumn).number(g); ok && sorter.rejectsNumber(v) {
+					skipped++
+					continue // the sort after s would drop this group's row
+				}
+			}
 			by = decodeKeyAlias(by[:0], sp.tab.key(g))
-			if err := s.emitValues(by, sp.vals[g*nf:(g+1)*nf]); err != nil {
+			scratch = sp.formatted(g, nf, scratch)
+			if err := s.emitValues(by, scratch); err != nil {
 				return err
 			}
 		}
@@ -417,7 +445,7 @@ func (s *statsProc) emitSortedParts(parts []spilledPart) error {
 	for i := range parts {
 		sp := &parts[i]
 		for g := range sp.tab.len() {
-			groups = append(groups, outGroup{vals: sp.vals[g*nf : (g+1)*nf], by: decodeKey(nil, sp.tab.key(g))})
+			groups = append(groups, outGroup{vals: sp.formatted(g, nf, nil), by: decodeKey(nil, sp.tab.key(g))})
 		}
 	}
 	slices.SortFunc(groups, func(a, b outGroup) int { return compareBy(a.by, b.by) })

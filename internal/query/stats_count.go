@@ -66,6 +66,14 @@ func (c *countColumn) addRows(g int, n int64) {
 
 func (c *countColumn) merge(g int, o statsColumn, og int) { c.n[g] += o.(*countColumn).n[og] }
 
+// number is result's value before formatting (numericColumn).
+func (c *countColumn) number(g int) (float64, bool) {
+	if c.rate > 0 {
+		return float64(c.n[g]) / c.rate, true
+	}
+	return float64(c.n[g]), true
+}
+
 func (c *countColumn) result(g int) string {
 	if c.rate > 0 {
 		return formatNumber(float64(c.n[g]) / c.rate)

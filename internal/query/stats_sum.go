@@ -51,6 +51,18 @@ func (c *sumColumn) merge(g int, o statsColumn, og int) {
 	c.n[g] += oc.n[og]
 }
 
+// number is result's value before formatting (numericColumn); NaN, for a
+// group without numbers, is not one.
+func (c *sumColumn) number(g int) (float64, bool) {
+	if c.n[g] == 0 {
+		return 0, false
+	}
+	if c.avg {
+		return c.sum[g] / float64(c.n[g]), true
+	}
+	return c.sum[g], true
+}
+
 func (c *sumColumn) result(g int) string {
 	if c.n[g] == 0 {
 		return "NaN"

@@ -107,6 +107,16 @@ func appendNumber(dst []byte, f float64) []byte {
 	return strconv.AppendFloat(dst, f, 'g', -1, 64)
 }
 
+// plainNumber reports whether appendNumber prints f without an exponent
+// (and so as text parsePlainNumber reads back to f).
+func plainNumber(f float64) bool {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return false
+	}
+	a := math.Abs(f)
+	return a < 1e21 && (a >= 1e-6 || f == math.Trunc(f))
+}
+
 // parsePlainNumber parses a number without an exponent ("-12.5", "150"):
 // the numbers sort compares by value. "1.5e2" is not one: sort compares it
 // as text, as VictoriaLogs does.
