@@ -643,7 +643,8 @@ type numericColumn interface {
 // emitting can then skip the groups the sort would drop
 // (sortProc.rejectsNumber) without making their rows. "stats by (path)
 // sum(bytes) s | sort by (s desc) | limit 10" over a million paths makes
-// ten-odd thousand rows instead of a million. Otherwise it returns nil.
+// about a thousand rows (those before the sort's first cut, and the few
+// that beat its worst later) instead of a million. Otherwise it returns nil.
 func (s *statsProc) topK() (*sortProc, numericColumn) {
 	sp, i := s.topKIndex()
 	if sp == nil {

@@ -274,7 +274,9 @@ func readPart(tab *groupTable, cols []statsColumn, runs []*spillRun, buf *[]byte
 }
 
 // spilledPart is one partition aggregated by flushSpilled's goroutines:
-// its groups and, for group g, the function results vals[g*nf:(g+1)*nf].
+// its groups and, for group g, the function results vals[g*nf:(g+1)*nf],
+// or, when a top-k sort follows (statsProc.topK), the columns to format
+// the kept groups' results from (see formatted).
 type spilledPart struct {
 	tab  groupTable
 	vals []string // the groups' formatted results; nil with a top-k sort after
