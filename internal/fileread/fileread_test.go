@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/klauspost/compress/gzip"
@@ -566,5 +567,39 @@ func TestNoMmap(t *testing.T) {
 			t.Errorf("NoMmap %v: read with %s, want %s", c.noMmap, st.Strategies[0], c.want)
 		}
 		checkChunks(t, fmt.Sprintf("NoMmap %v", c.noMmap), per[0], data)
+	}
+}
+
+// TestFileBytes checks Chunk.FileBytes: a plain input's chunks add up to
+// its size, and so do a compressed input's (not to its decompressed size),
+// so that progress against file sizes ends at 100%.
+func TestFileBytes(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	for i := range 200000 {
+		fmt.Fprintf(&b, `{"level":"info","i":%d,"msg":"hello %d"}`+"\n", i, i%977)
+	}
+	data := []byte(b.String())
+	files := map[string][]byte{
+		"plain.log":    data,
+		"logs.log.gz":  gzipBytes(t, data),
+		"logs.log.zst": zstdBytes(t, data),
+	}
+	for name, b := range files {
+		p := writeFile(t, dir, name, b)
+		for _, cfg := range []Config{{ChunkSize: 64 << 10}, {ChunkSize: 1 << 20, Workers: 3}} {
+			var sum, decompressed atomic.Int64
+			_, err := Scan(context.Background(), []string{p}, cfg, func(_ int, c *Chunk) error {
+				sum.Add(c.FileBytes())
+				decompressed.Add(int64(len(c.Data)))
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, size := sum.Load(), int64(len(b)); got != size || decompressed.Load() != int64(len(data)) {
+				t.Fatalf("%s (chunk %d): chunks account for %d bytes of a %d-byte file (%d of %d decompressed)", name, cfg.ChunkSize, got, size, decompressed.Load(), len(data))
+			}
+		}
 	}
 }

@@ -56,6 +56,9 @@ type input struct {
 	limit       int64 // Config.Open's limit, or -1
 	compression Compression
 	refs        atomic.Int32
+	// consumed, set by reader for a compressed input, returns the
+	// compressed bytes read so far (on the reading goroutine).
+	consumed func() int64
 }
 
 // openInput opens name ("-" is stdin) and detects its kind and compression.
@@ -198,8 +201,21 @@ func putGzip(z *inflate.Reader) {
 	gzipPool.Put(z)
 }
 
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n atomic.Int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
 // reader returns a sequential reader of the input's (decompressed) bytes,
-// limited to the size at open for regular files, and a close function.
+// limited to the size at open for regular files, and a close function. For
+// a compressed input, in.consumed then gives the compressed bytes read.
 func (in *input) reader(ctx context.Context, s Strategy) (io.Reader, func(), error) {
 	var r io.Reader
 	closeLive := func() {}
@@ -216,6 +232,10 @@ func (in *input) reader(ctx context.Context, s Strategy) (io.Reader, func(), err
 	if s == Bufio {
 		r = bufio.NewReaderSize(r, DefaultBufioBuffer)
 	}
+	if in.compression != None {
+		cr := &countingReader{r: r}
+		r, in.consumed = cr, cr.n.Load
+	}
 	if in.regular && in.compression == Zstd && s != Bufio {
 		// The zstd decoder reads in small pieces; one large buffer makes
 		// a few hundred reads of a 200 MB file. (The gzip decoder reads
@@ -231,6 +251,7 @@ func (in *input) reader(ctx context.Context, s Strategy) (io.Reader, func(), err
 			return nil, nil, fmt.Errorf("%s: cannot read gzip header: %w", in.name, err)
 		}
 		zr, closeZ = gr, func() { putGzip(gr) }
+		in.consumed = gr.InputOffset // exact: what the decoder has used
 	case Zstd:
 		d, err := getZstd(r)
 		if err != nil {

@@ -87,6 +87,17 @@ func (s *scanner) produceSeq(idx int, in *input, st Strategy, r io.Reader) (int6
 
 	var carry []byte // the partial line at the end of the previous chunk
 	var off, seq int64
+	// read marks c with the compressed bytes read since the chunk before
+	// (Chunk.FileBytes) for a compressed input.
+	var lastRead int64
+	read := func(c Chunk) Chunk {
+		if in.consumed != nil {
+			now := in.consumed()
+			c.read, c.compressed = now-lastRead, true
+			lastRead = now
+		}
+		return c
+	}
 	for {
 		select {
 		case <-tokens:
@@ -115,7 +126,7 @@ func (s *scanner) produceSeq(idx int, in *input, st Strategy, r io.Reader) (int6
 					return 0, seqReadError(in, off+skipped, rerr)
 				}
 				s.skipped(LongLine{Input: idx, Name: in.name, Offset: off, Length: length})
-				if !s.send(&skipJob{c: Chunk{Input: idx, Name: in.name, Seq: seq, Offset: off, Skip: skipped, Strategy: st}}) {
+				if !s.send(&skipJob{c: read(Chunk{Input: idx, Name: in.name, Seq: seq, Offset: off, Skip: skipped, Strategy: st})}) {
 					putChunkBuf(cb)
 					return 0, nil
 				}
@@ -139,7 +150,7 @@ func (s *scanner) produceSeq(idx int, in *input, st Strategy, r io.Reader) (int6
 					tokens <- struct{}{}
 					return off, nil
 				}
-				s.send(&seqJob{buf: cb, data: buf[:n], tokens: tokens, c: Chunk{Input: idx, Name: in.name, Seq: seq, Offset: off, Strategy: st}})
+				s.send(&seqJob{buf: cb, data: buf[:n], tokens: tokens, c: read(Chunk{Input: idx, Name: in.name, Seq: seq, Offset: off, Strategy: st})})
 				return off + int64(n), nil
 			}
 			if err != nil {
@@ -169,7 +180,7 @@ func (s *scanner) produceSeq(idx int, in *input, st Strategy, r io.Reader) (int6
 		if s.cfg.Pace != nil {
 			s.cfg.Pace(s.ctx, time.Since(began))
 		}
-		if !s.send(&seqJob{buf: cb, data: buf[:last+1], tokens: tokens, c: Chunk{Input: idx, Name: in.name, Seq: seq, Offset: off, Strategy: st}}) {
+		if !s.send(&seqJob{buf: cb, data: buf[:last+1], tokens: tokens, c: read(Chunk{Input: idx, Name: in.name, Seq: seq, Offset: off, Strategy: st})}) {
 			return 0, nil
 		}
 		off += int64(last + 1)

@@ -220,6 +220,23 @@ type Chunk struct {
 	Skip int64
 	// Strategy is the strategy that read this input.
 	Strategy Strategy
+
+	// read is, for a compressed input, the compressed bytes read for this
+	// chunk (see FileBytes); compressed says it is set.
+	read       int64
+	compressed bool
+}
+
+// FileBytes returns the bytes of the input file this chunk accounts for,
+// for progress against the file's size: len(Data)+Skip, or for a gzip or
+// zstd input the compressed bytes read since the chunk before (about: the
+// decoder reads ahead), so that a compressed file's chunks add up to its
+// size rather than to its decompressed size.
+func (c *Chunk) FileBytes() int64 {
+	if c.compressed {
+		return c.read
+	}
+	return int64(len(c.Data)) + c.Skip
 }
 
 // Stats describes a finished scan.

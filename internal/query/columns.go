@@ -186,7 +186,7 @@ func (e *executor) columnBlock(w *workerState, cw *colWorker, j segJob, fields [
 		defer e.gate.RUnlock()
 	}
 	if pr := e.p.opts.Progress; pr != nil {
-		defer pr.Add(blk.RawLen)
+		defer pr.Add(blk.ZLen) // the .zst's bytes, which the total counts
 	}
 	if e.p.countOnly {
 		e.colBlocks.Add(1)

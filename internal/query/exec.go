@@ -438,7 +438,7 @@ func (e *executor) chunk(wid int, c *fileread.Chunk) error {
 		err = e.order.deliver(w.out.end())
 	}
 	if pr := e.p.opts.Progress; pr != nil {
-		pr.Add(int64(len(c.Data)) + c.Skip)
+		pr.Add(c.FileBytes()) // compressed bytes for .gz and .zst inputs
 	}
 	if errors.Is(err, errStop) {
 		e.stopped.Store(true)

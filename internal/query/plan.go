@@ -60,7 +60,10 @@ type Options struct {
 	// (prefiltered scans); it costs one extra pass over the bytes.
 	CountLines bool
 	// Progress, if set, is increased by the bytes of every chunk when a
-	// worker finishes it (for progress bars; read it atomically).
+	// worker finishes it, counted as the input's file holds them
+	// (fileread.Chunk.FileBytes: compressed bytes for a .gz or .zst), so
+	// that it ends near the inputs' total size (for progress bars; read it
+	// atomically).
 	Progress *atomic.Int64
 	// AccountID and ProjectID are the tenant the logs belong to: the
 	// _stream_id of a log without that field is its stream's ID in this
