@@ -86,7 +86,8 @@ candidates are parsed, by several workers at once.
 
 Inputs are files, directories (read recursively, in name order, hidden
 files left out), globs and
-"-" for stdin; .gz and .zst files are decompressed. With no input, stdin is
+"-" for stdin; gzip, zstd, bzip2 and xz files are decompressed (known by
+their first bytes, whatever their names). With no input, stdin is
 read (unless it is a terminal). A spate serve data directory (--data DIR) is read as a store, also
 while the server writes it: the segments of one tenant (--tenant, default
 0:0), each once and only as far as its acknowledged lines, skipping those
@@ -171,7 +172,7 @@ field_values, facets) need --every DURATION with -f: every DURATION they
 print their result over the lines read so far (on a terminal the screen is
 redrawn, as watch does; otherwise snapshot follows snapshot, separated by
 an empty line; stats groups then stay in memory). --every works on slow
-stdin too. .gz and .zst files are not followed. Rows from stdin and pipes
+stdin too. .gz, .zst, .bz2 and .xz files are not followed. Rows from stdin and pipes
 are printed as lines come too.
 
 Inputs are read one after another (a rotated set, app.log.2.gz, app.log.1,
@@ -615,7 +616,7 @@ func startFollow(ctx context.Context, opts queryOptions, q *query.Query, args []
 		}
 		// Compressed rotations do not grow: not followed.
 		return slices.DeleteFunc(names, func(n string) bool {
-			return strings.HasSuffix(n, ".gz") || strings.HasSuffix(n, ".zst")
+			return strings.HasSuffix(n, ".gz") || strings.HasSuffix(n, ".zst") || strings.HasSuffix(n, ".bz2") || strings.HasSuffix(n, ".xz")
 		}), nil
 	}
 	if _, err := paths(); err != nil {

@@ -2,9 +2,13 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
+	"compress/bzip2"
+	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +16,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/klauspost/compress/zstd"
+	"github.com/ulikunitz/xz"
 )
 
 func writeLogs(t *testing.T, dir, name, text string) string {
@@ -612,5 +619,67 @@ func TestQueryFollowFormats(t *testing.T) {
 	waitFor("level,n|debug,2|error,1|info,1")
 	if code := stop(); code != ExitInterrupted {
 		t.Fatalf("exit %d", code)
+	}
+}
+
+// TestQueryCompressedInputs queries the same logs as plain text, gzip,
+// zstd, bzip2 and xz (known by their first bytes: one file has no
+// extension, and holds CSV, which the sniffer must see through xz).
+func TestQueryCompressedInputs(t *testing.T) {
+	dir := t.TempDir()
+	bz, err := os.ReadFile("../fileread/testdata/lines.ndjson.bz2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := io.ReadAll(bzip2.NewReader(bytes.NewReader(bz)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	compress := func(c string, b []byte) []byte {
+		var buf bytes.Buffer
+		var w io.WriteCloser
+		switch c {
+		case "gz":
+			w = gzip.NewWriter(&buf)
+		case "zst":
+			w, _ = zstd.NewWriter(&buf)
+		case "xz":
+			w, _ = xz.NewWriter(&buf)
+		}
+		w.Write(b)
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return buf.Bytes()
+	}
+	files := map[string][]byte{
+		"plain.log":    plain,
+		"logs.log.gz":  compress("gz", plain),
+		"logs.log.zst": compress("zst", plain),
+		"logs.log.bz2": bz,
+		"logs.log.xz":  compress("xz", plain),
+	}
+	q := `* | stats by (level) count() n, sum(i) s | sort by (level)`
+	var want string
+	for _, name := range []string{"plain.log", "logs.log.gz", "logs.log.zst", "logs.log.bz2", "logs.log.xz"} {
+		p := writeLogs(t, dir, name, string(files[name]))
+		code, out, stderr := runCLI(t, "query", "--format", "csv", q, p)
+		if code != ExitOK {
+			t.Fatalf("%s: exit %d: %s", name, code, stderr)
+		}
+		if want == "" {
+			want = string(out)
+			if !strings.HasPrefix(want, "level,n,s\nerror,10000,") {
+				t.Fatalf("plain: %q", want)
+			}
+		} else if string(out) != want {
+			t.Fatalf("%s: %q, want %q", name, out, want)
+		}
+	}
+	csv := "level,msg\ninfo,started\nerror,failed\ninfo,done\n"
+	p := writeLogs(t, dir, "csvlog", string(compress("xz", []byte(csv))))
+	code, out, stderr := runCLI(t, "query", "--format", "csv", `* | stats by (level) count() n | sort by (level)`, p)
+	if code != ExitOK || string(out) != "level,n\nerror,1\ninfo,2\n" {
+		t.Fatalf("CSV in xz without an extension: exit %d, %q, %s", code, out, stderr)
 	}
 }

@@ -8,9 +8,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/klauspost/compress/gzip"
-	"github.com/klauspost/compress/zstd"
-
+	"github.com/spate-io/spate/internal/fileread"
 	"github.com/spate-io/spate/internal/query"
 	"github.com/spate-io/spate/internal/storescan"
 )
@@ -113,7 +111,8 @@ func sniffInputs(names []string, spec string, readBinary bool, store *storescan.
 }
 
 // readHead returns the first sniffBytes of the named file, decompressed
-// for .gz and .zst; regular is false for FIFOs and devices, which are not
+// when it is gzip, zstd, bzip2 or xz (by its first bytes, not its name);
+// regular is false for FIFOs and devices, which are not
 // read ahead (that would take their data).
 func readHead(name string) (head []byte, regular bool, err error) {
 	// Stat first: opening a FIFO would wait for a writer, and closing it
@@ -128,25 +127,20 @@ func readHead(name string) (head []byte, regular bool, err error) {
 		return nil, false, err
 	}
 	defer f.Close()
-	var r io.Reader = f
-	switch {
-	case strings.HasSuffix(name, ".gz"):
-		zr, err := gzip.NewReader(f)
-		if err != nil {
-			return nil, false, fmt.Errorf("not gzip: %w", err)
-		}
-		defer zr.Close()
-		r = zr
-	case strings.HasSuffix(name, ".zst"):
-		zr, err := zstd.NewReader(f, zstd.WithDecoderConcurrency(1))
-		if err != nil {
-			return nil, false, err
-		}
-		defer zr.Close()
-		r = zr
+	// Compressed files are known by their first bytes, as the scan knows
+	// them, whatever their names.
+	var magic [6]byte
+	n, _ := io.ReadFull(f, magic[:])
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, false, err
 	}
+	r, release, err := fileread.Decompress(fileread.DetectCompression(magic[:n]), f)
+	if err != nil {
+		return nil, false, err
+	}
+	defer release()
 	head = make([]byte, sniffBytes)
-	n, err := io.ReadFull(r, head)
+	n, err = io.ReadFull(r, head)
 	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
 		return nil, false, err
 	}

@@ -3,6 +3,7 @@ package fileread
 import (
 	"bufio"
 	"bytes"
+	"compress/bzip2"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"sync/atomic"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/ulikunitz/xz"
 
 	"github.com/spate-io/spate/internal/inflate"
 )
@@ -21,25 +23,64 @@ type Compression string
 
 // Detected compressions.
 const (
-	None Compression = ""
-	Gzip Compression = "gzip"
-	Zstd Compression = "zstd"
+	None  Compression = ""
+	Gzip  Compression = "gzip"
+	Zstd  Compression = "zstd"
+	Bzip2 Compression = "bzip2"
+	Xz    Compression = "xz"
 )
 
 var (
 	gzipMagic = []byte{0x1f, 0x8b}
 	zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
+	xzMagic   = []byte{0xfd, '7', 'z', 'X', 'Z', 0}
 )
 
-// DetectCompression returns the compression whose magic bytes start head.
+// DetectCompression returns the compression whose magic bytes start head
+// (6 bytes tell every one apart).
 func DetectCompression(head []byte) Compression {
 	switch {
 	case bytes.HasPrefix(head, zstdMagic):
 		return Zstd
 	case bytes.HasPrefix(head, gzipMagic):
 		return Gzip
+	case bytes.HasPrefix(head, xzMagic):
+		return Xz
+	case len(head) >= 4 && string(head[:3]) == "BZh" && head[3] >= '1' && head[3] <= '9':
+		return Bzip2
 	}
 	return None
+}
+
+// Decompress returns a reader of r decompressed as c (r itself for None)
+// and a function that releases the decoder. gzip and zstd decoders come
+// from pools. On this machine gzip decodes at 700-800 MB/s and zstd at
+// 1,400-1,700; bzip2 (the standard library's) at 33-40 and xz
+// (github.com/ulikunitz/xz) at 63-67, slower than the C tools.
+func Decompress(c Compression, r io.Reader) (io.Reader, func(), error) {
+	switch c {
+	case Gzip:
+		gr, err := getGzip(r)
+		if err != nil {
+			return nil, nil, fmt.Errorf("cannot read gzip header: %w", err)
+		}
+		return gr, func() { putGzip(gr) }, nil
+	case Zstd:
+		d, err := getZstd(r)
+		if err != nil {
+			return nil, nil, fmt.Errorf("cannot start zstd decoder: %w", err)
+		}
+		return d, func() { putZstd(d) }, nil
+	case Bzip2:
+		return bzip2.NewReader(r), func() {}, nil
+	case Xz:
+		xr, err := xz.NewReader(r)
+		if err != nil {
+			return nil, nil, fmt.Errorf("cannot read xz header: %w", err)
+		}
+		return xr, func() {}, nil
+	}
+	return r, func() {}, nil
 }
 
 // pageSize is the system's memory page size.
@@ -97,7 +138,7 @@ func openInput(name string, cfg Config) (*input, error) {
 	}
 	in.regular = true
 	in.size = fi.Size()
-	var head [4]byte
+	var head [6]byte
 	n, err := f.ReadAt(head[:], 0)
 	if err != nil && err != io.EOF {
 		in.release()
@@ -114,7 +155,12 @@ func openInput(name string, cfg Config) (*input, error) {
 // its first bytes without consuming them.
 func (in *input) peekStream(r io.Reader) error {
 	br := bufio.NewReaderSize(r, 64<<10)
+	// Four bytes tell the formats apart but xz, which needs six: a live
+	// input that has written less waits for no more than it must.
 	head, err := br.Peek(4)
+	if bytes.HasPrefix(head, xzMagic[:4]) {
+		head, err = br.Peek(len(xzMagic))
+	}
 	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
 		in.release()
 		return fmt.Errorf("cannot read %q: %w", in.name, err)
@@ -236,30 +282,21 @@ func (in *input) reader(ctx context.Context, s Strategy) (io.Reader, func(), err
 		cr := &countingReader{r: r}
 		r, in.consumed = cr, cr.n.Load
 	}
-	if in.regular && in.compression == Zstd && s != Bufio {
-		// The zstd decoder reads in small pieces; one large buffer makes
-		// a few hundred reads of a 200 MB file. (The gzip decoder reads
-		// 256 KiB at a time itself.)
+	if in.regular && in.compression != None && in.compression != Gzip && s != Bufio {
+		// The zstd, bzip2 and xz decoders read in small pieces; one large
+		// buffer makes a few hundred reads of a 200 MB file. (The gzip
+		// decoder reads 256 KiB at a time itself.)
 		r = bufio.NewReaderSize(r, compressedReadBuffer)
 	}
-	var zr io.Reader
-	closeZ := func() {}
-	switch in.compression {
-	case Gzip:
-		gr, err := getGzip(r)
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s: cannot read gzip header: %w", in.name, err)
-		}
-		zr, closeZ = gr, func() { putGzip(gr) }
-		in.consumed = gr.InputOffset // exact: what the decoder has used
-	case Zstd:
-		d, err := getZstd(r)
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s: cannot start zstd decoder: %w", in.name, err)
-		}
-		zr, closeZ = d, func() { putZstd(d) }
-	default:
+	if in.compression == None {
 		return r, closeLive, nil
+	}
+	zr, closeZ, err := Decompress(in.compression, r)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", in.name, err)
+	}
+	if gr, ok := zr.(*inflate.Reader); ok {
+		in.consumed = gr.InputOffset // exact: what the decoder has used
 	}
 	if in.limit >= 0 {
 		zr = io.LimitReader(zr, in.limit)
