@@ -253,12 +253,11 @@ func fileCompression(file string) (fileread.Compression, error) {
 		return "", err
 	}
 	defer f.Close()
-	head := make([]byte, 4)
-	n, err := io.ReadFull(f, head)
-	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+	c, err := fileread.DetectFile(f)
+	if err != nil {
 		return "", fmt.Errorf("cannot read %s: %w", file, err)
 	}
-	return fileread.DetectCompression(head[:n]), nil
+	return c, nil
 }
 
 // benchFieldRoles are the fields the standard queries use and, for each,

@@ -129,18 +129,17 @@ func readHead(name string) (head []byte, regular bool, err error) {
 	defer f.Close()
 	// Compressed files are known by their first bytes, as the scan knows
 	// them, whatever their names.
-	var magic [6]byte
-	n, _ := io.ReadFull(f, magic[:])
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
+	c, err := fileread.DetectFile(f)
+	if err != nil {
 		return nil, false, err
 	}
-	r, release, err := fileread.Decompress(fileread.DetectCompression(magic[:n]), f)
+	r, release, err := fileread.Decompress(c, f)
 	if err != nil {
 		return nil, false, err
 	}
 	defer release()
 	head = make([]byte, sniffBytes)
-	n, err = io.ReadFull(r, head)
+	n, err := io.ReadFull(r, head)
 	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
 		return nil, false, err
 	}

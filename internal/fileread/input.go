@@ -52,6 +52,17 @@ func DetectCompression(head []byte) Compression {
 	return None
 }
 
+// DetectFile returns the compression of f from its first bytes, read with
+// ReadAt: f's offset does not move.
+func DetectFile(f *os.File) (Compression, error) {
+	var head [6]byte
+	n, err := f.ReadAt(head[:], 0)
+	if err != nil && err != io.EOF {
+		return None, err
+	}
+	return DetectCompression(head[:n]), nil
+}
+
 // Decompress returns a reader of r decompressed as c (r itself for None)
 // and a function that releases the decoder. gzip and zstd decoders come
 // from pools. On this machine gzip decodes at 700-800 MB/s and zstd at
@@ -138,13 +149,10 @@ func openInput(name string, cfg Config) (*input, error) {
 	}
 	in.regular = true
 	in.size = fi.Size()
-	var head [6]byte
-	n, err := f.ReadAt(head[:], 0)
-	if err != nil && err != io.EOF {
+	if in.compression, err = DetectFile(f); err != nil {
 		in.release()
 		return nil, fmt.Errorf("cannot read %q: %w", name, err)
 	}
-	in.compression = DetectCompression(head[:n])
 	if in.limit >= 0 && in.compression == None {
 		in.size = min(in.size, in.limit)
 	}
@@ -278,7 +286,9 @@ func (in *input) reader(ctx context.Context, s Strategy) (io.Reader, func(), err
 	if s == Bufio {
 		r = bufio.NewReaderSize(r, DefaultBufioBuffer)
 	}
-	if in.compression != None {
+	if in.compression != None && in.compression != Gzip {
+		// The gzip decoder says how much it has used (InputOffset, below);
+		// the others are counted as they read.
 		cr := &countingReader{r: r}
 		r, in.consumed = cr, cr.n.Load
 	}
