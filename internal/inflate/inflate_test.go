@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"math/rand/v2"
 	"testing"
@@ -87,11 +88,11 @@ func member(deflated, data []byte, flg byte, extra []byte, name, comment string,
 		h.WriteString(comment + "\x00")
 	}
 	if hcrc {
-		c := crc32IEEE(h.Bytes())
+		c := crc32.ChecksumIEEE(h.Bytes())
 		h.Write([]byte{byte(c), byte(c >> 8)})
 	}
 	h.Write(deflated)
-	c := crc32IEEE(data)
+	c := crc32.ChecksumIEEE(data)
 	n := uint32(len(data))
 	h.Write([]byte{byte(c), byte(c >> 8), byte(c >> 16), byte(c >> 24), byte(n), byte(n >> 8), byte(n >> 16), byte(n >> 24)})
 	return h.Bytes()

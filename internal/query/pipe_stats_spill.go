@@ -378,9 +378,13 @@ func (s *statsProc) flushSpilled() error {
 	skipped := 0
 	defer func() { topKSkipped.Add(int64(skipped)) }()
 	emitPart := func(sp *spilledPart) error {
+		var col numericColumn
+		if sorter != nil {
+			col = sp.cols[topCol].(numericColumn)
+		}
 		for g := range sp.tab.len() {
-			if sorter != nil {
-				if v, ok := sp.cols[topCol].(numericColumn).number(g); ok && sorter.rejectsNumber(v) {
+			if col != nil {
+				if v, ok := col.number(g); ok && sorter.rejectsNumber(v) {
 					skipped++
 					continue // the sort after s would drop this group's row
 				}
