@@ -20,14 +20,16 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"runtime"
 	"slices"
+	"strconv"
 	"sync"
+
+	"github.com/spate-io/spate/internal/ndjson"
 
 	"github.com/DataDog/sketches-go/ddsketch"
 	"github.com/axiomhq/hyperloglog"
@@ -418,76 +420,129 @@ func (d *partialDecoder) blob() ([]byte, error) {
 	return b, nil
 }
 
+// rowReaders holds AddRows' readers: a front answers many small queries,
+// each reading every node's rows, and a fresh 64 KiB buffer and 50 KiB
+// Iter per node and query were most of what it allocated.
+var rowReaders = sync.Pool{New: func() any { return &rowReader{br: bufio.NewReaderSize(nil, 64<<10)} }}
+
+// rowReader is AddRows' state.
+type rowReader struct {
+	br   *bufio.Reader
+	d    rowDecoder
+	long []byte // a line longer than br's buffer
+}
+
 // AddRows pushes one node's result rows, NDJSON objects of string values
-// as /select/logsql/query writes them, read from r to its end.
+// as /select/logsql/query writes them (one per line), read from r to its
+// end. A line that is not such an object fails it, naming the line.
 func (m *Merger) AddRows(r io.Reader) error {
 	if m.rp.Partial {
 		return errors.New("BUG: AddRows on a plan with partial stats")
 	}
-	dec := json.NewDecoder(bufio.NewReaderSize(r, 64<<10))
-	var row Row
-	for {
-		row.Reset()
-		if err := decodeJSONRow(dec, &row); err != nil {
-			if err == io.EOF {
-				return nil
+	rr := rowReaders.Get().(*rowReader)
+	rr.br.Reset(r)
+	defer func() {
+		rr.br.Reset(nil)
+		if cap(rr.long) > 1<<20 || cap(rr.d.buf) > 1<<20 {
+			// Not kept for the next query: a huge row's buffers.
+			rr.long, rr.d = nil, rowDecoder{}
+		}
+		rowReaders.Put(rr)
+	}()
+	br, d := rr.br, &rr.d
+	for n := 1; ; n++ {
+		line, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			// A line longer than the reader's buffer: gathered here.
+			rr.long = append(rr.long[:0], line...)
+			for err == bufio.ErrBufferFull {
+				line, err = br.ReadSlice('\n')
+				rr.long = append(rr.long, line...)
 			}
+			line = rr.long
+		}
+		if err != nil && err != io.EOF {
 			return fmt.Errorf("cannot read a node's rows: %w", err)
 		}
-		m.mu.Lock()
-		var err error
-		if !m.done {
-			m.rows++
-			err = m.head.push(&row)
-			if errors.Is(err, errStop) {
-				m.done, err = true, nil
+		if len(bytes.TrimSpace(line)) > 0 {
+			if derr := d.decode(line); derr != nil {
+				return fmt.Errorf("cannot read a node's rows: line %d: %w", n, derr)
+			}
+			if perr := m.pushRow(&d.row); perr != nil {
+				return perr
 			}
 		}
-		m.mu.Unlock()
-		if err != nil {
-			return err
+		if err == io.EOF {
+			return nil
 		}
 	}
 }
 
-// decodeJSONRow reads one JSON object of string values into r, keeping
-// the fields' order. io.EOF at the end of the stream.
-func decodeJSONRow(dec *json.Decoder, r *Row) error {
-	t, err := dec.Token()
-	if err != nil {
+// pushRow pushes row through the merge's pipes, unless they have stopped.
+func (m *Merger) pushRow(row *Row) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.done {
+		return nil
+	}
+	m.rows++
+	err := m.head.push(row)
+	if errors.Is(err, errStop) {
+		m.done, err = true, nil
+	}
+	return err
+}
+
+// rowDecoder reads a node's result lines into row. The row's strings
+// point into its buffer: valid until the next decode.
+type rowDecoder struct {
+	it   ndjson.Iter
+	buf  []byte
+	ends []int // per field: where its name ends in buf, then its value
+	row  Row
+}
+
+// decode reads one line, a JSON object, into d.row, its fields in the
+// line's order. Values are strings; null is an empty value, numbers are
+// formatted as spate formats them and booleans as true or false (nodes
+// write only strings). A nested object's fields are named with dots, as
+// spate reads any line; an array is an error.
+func (d *rowDecoder) decode(line []byte) error {
+	d.row.Reset()
+	d.buf, d.ends = d.buf[:0], d.ends[:0]
+	d.it.Reset(line)
+	for d.it.Next() {
+		d.buf = append(d.buf, d.it.Key()...)
+		d.ends = append(d.ends, len(d.buf))
+		switch d.it.Kind() {
+		case ndjson.KindString:
+			d.buf = append(d.buf, d.it.Value()...)
+		case ndjson.KindNumber:
+			f, err := strconv.ParseFloat(unsafeString(d.it.Raw()), 64)
+			if err != nil {
+				return fmt.Errorf("field %q: %w", d.it.Key(), err)
+			}
+			d.buf = appendNumber(d.buf, f)
+		case ndjson.KindTrue:
+			d.buf = append(d.buf, "true"...)
+		case ndjson.KindFalse:
+			d.buf = append(d.buf, "false"...)
+		case ndjson.KindNull:
+		default:
+			return fmt.Errorf("field %q: want a string value, got %s", d.it.Key(), d.it.Kind())
+		}
+		d.ends = append(d.ends, len(d.buf))
+	}
+	if err := d.it.Err(); err != nil {
 		return err
 	}
-	if d, ok := t.(json.Delim); !ok || d != '{' {
-		return fmt.Errorf("want a JSON object, got %v", t)
+	// buf is complete: its strings can be taken now.
+	s := unsafeString(d.buf)
+	for i, prev := 0, 0; i < len(d.ends); i += 2 {
+		d.row.Fields = append(d.row.Fields, Field{Name: s[prev:d.ends[i]], Value: s[d.ends[i]:d.ends[i+1]]})
+		prev = d.ends[i+1]
 	}
-	for dec.More() {
-		kt, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		vt, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		name, _ := kt.(string)
-		var v string
-		switch x := vt.(type) {
-		case string:
-			v = x
-		case nil:
-		case json.Number:
-			v = x.String()
-		case float64:
-			v = formatNumber(x)
-		case bool:
-			v = fmt.Sprint(x)
-		default:
-			return fmt.Errorf("field %q: want a string value", name)
-		}
-		r.Fields = append(r.Fields, Field{Name: name, Value: v})
-	}
-	_, err = dec.Token() // '}'
-	return err
+	return nil
 }
 
 // Finish ends the merge: the merged stats (or rows) go through the rest
@@ -539,11 +594,20 @@ func (m *Merger) flushShards() error {
 	return head.flush()
 }
 
+// partialWriters holds writePartial's 64 KiB buffers, one per node
+// query otherwise.
+var partialWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 64<<10) }}
+
 // writePartial writes s's merged state in the partial format; the run's
 // approximation notes go in the trailer.
 func (s *statsProc) writePartial(w io.Writer, notes []string) error {
 	s.foldCount()
-	bw := bufio.NewWriterSize(w, 64<<10)
+	bw := partialWriters.Get().(*bufio.Writer)
+	bw.Reset(w)
+	defer func() {
+		bw.Reset(nil)
+		partialWriters.Put(bw)
+	}()
 	buf := append([]byte(partialMagic), 0)[:len(partialMagic)]
 	buf = appendBlob(buf, []byte(s.st.String()))
 	buf = binary.AppendUvarint(buf, uint64(s.tab.len()))

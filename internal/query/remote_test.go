@@ -8,10 +8,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"testing/iotest"
 
 	"github.com/spate-io/spate/internal/conformance"
 	"github.com/spate-io/spate/internal/fileread"
@@ -239,5 +241,86 @@ func TestRemotePartialErrors(t *testing.T) {
 	q3, _ := query.Parse(`* | stats count() n | sort by (n)`, diffNow)
 	if _, err := query.Run(context.Background(), q3, []string{path}, fileread.Config{}, query.Options{Partial: io.Discard}, nil); err == nil {
 		t.Error("a partial run of a query with pipes after stats did not fail")
+	}
+}
+
+// orderedSink keeps each row's fields in order, as "name=value".
+type orderedSink struct{ rows [][]string }
+
+func (s *orderedSink) WriteRow(r *query.Row) error {
+	var row []string
+	for _, f := range r.Fields {
+		row = append(row, f.Name+"="+f.Value) // copies: r is only valid during the call
+	}
+	s.rows = append(s.rows, row)
+	return nil
+}
+
+// TestRemoteRows reads a node's result lines: escapes in names and
+// values, non-ASCII, null, numbers and booleans, blank lines, a last line
+// without a newline, a line longer than the reader's buffer, duplicate
+// names; the rows a pipe keeps (sort) are not overwritten by the lines
+// read after them. A line that is not an object of values fails with its
+// number.
+func TestRemoteRows(t *testing.T) {
+	long := strings.Repeat("x\"y\\é", 40000) // 280 KB decoded, more quoted
+	longQ, _ := json.Marshal(long)
+	body := strings.Join([]string{
+		`{"a":"1","b":"plain"}`,
+		`{"a":"2","b":"tab\there \"q\" \\ \u00e9 \ud83d\ude00 用户"}`,
+		``,
+		`  {"a":"3", "b":null, "n":12.50, "t":true, "f":false}`,
+		`{"a":"4","b":` + string(longQ) + `}`,
+		`{"a":"5","\u0062":"escaped name","b":"dup"}`,
+		`{"a":"0","b":"last, no newline"}`,
+	}, "\n")
+	q, err := query.Parse(`* | sort by (a)`, diffNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := query.PlanRemote(q)
+	var out orderedSink
+	m, err := rp.NewMerger(query.Options{}, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Through a reader that returns a few bytes at a time, so that lines
+	// cross the reader's refills.
+	if err := m.AddRows(iotest.HalfReader(strings.NewReader(body))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	want := [][]string{
+		{"a=0", "b=last, no newline"},
+		{"a=1", "b=plain"},
+		{"a=2", "b=tab\there \"q\" \\ é 😀 用户"},
+		{"a=3", "b=", "n=12.5", "t=true", "f=false"},
+		{"a=4", "b=" + long},
+		{"a=5", "b=escaped name", "b=dup"},
+	}
+	if len(out.rows) != len(want) {
+		t.Fatalf("%d rows, want %d: %q", len(out.rows), len(want), out.rows)
+	}
+	for i := range want {
+		// The merge's rows come out with their fields sorted.
+		slices.Sort(out.rows[i])
+		if slices.Sort(want[i]); !slices.Equal(out.rows[i], want[i]) {
+			t.Errorf("row %d: %.200q, want %.200q", i, out.rows[i], want[i])
+		}
+	}
+
+	for _, c := range []struct{ body, err string }{
+		{"{\"a\":\"1\"}\n{\"a\":[1]}\n", "line 2: field \"a\": want a string value, got array"},
+		{"{\"a\":\"1\"}\n\nnot json\n", "line 3"},
+		{`{"a":"1`, "line 1"},
+		{"{\"a\":\"1\"}\n[\"a\"]", "line 2"},
+		{"{\"a\":\"\xff\"}", "line 1"},
+	} {
+		m, _ := rp.NewMerger(query.Options{}, &orderedSink{})
+		if err := m.AddRows(strings.NewReader(c.body)); err == nil || !strings.Contains(err.Error(), c.err) {
+			t.Errorf("%q: %v, want an error with %q", c.body, err, c.err)
+		}
 	}
 }

@@ -1,9 +1,12 @@
 package query_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -105,4 +108,70 @@ func BenchmarkMergeTwoPartials(b *testing.B) {
 	if rows != 10 {
 		b.Fatalf("%d rows, want 10", rows)
 	}
+}
+
+// BenchmarkAddRows measures the front of a fan-out that moves rows: a
+// node's 16 MiB of generated logs as the rows of `* | fields ...`, as
+// /select/logsql/query writes them, read into the merge of `uniq by
+// (level)` (which runs on the front and keeps a few rows), per byte of
+// rows. json-tokens reads the same bytes with encoding/json's
+// Decoder.Token, as AddRows did before: the baseline.
+func BenchmarkAddRows(b *testing.B) {
+	path := writeGen(b, 19, 16<<20)
+	q, err := query.Parse(`* | fields _time, level, service, trace_id, _msg | uniq by (level)`, diffNow)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rp := query.PlanRemote(q)
+	if rp.Partial {
+		b.Fatal("a plan of rows wanted")
+	}
+	var rows jsonRowsSink
+	if _, err := query.Run(context.Background(), rp.Remote, []string{path}, fileread.Config{}, query.Options{Unordered: true}, &rows); err != nil {
+		b.Fatal(err)
+	}
+	body := rows.b.Bytes()
+	b.Run("AddRows", func(b *testing.B) {
+		b.SetBytes(int64(len(body)))
+		b.ReportAllocs()
+		for b.Loop() {
+			var out rowsSink
+			m, err := rp.NewMerger(query.Options{}, &out)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := m.AddRows(bytes.NewReader(body)); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := m.Finish(); err != nil {
+				b.Fatal(err)
+			}
+			if len(out.rows) == 0 {
+				b.Fatal("no rows")
+			}
+		}
+	})
+	b.Run("json-tokens", func(b *testing.B) {
+		b.SetBytes(int64(len(body)))
+		b.ReportAllocs()
+		for b.Loop() {
+			dec := json.NewDecoder(bufio.NewReaderSize(bytes.NewReader(body), 64<<10))
+			n := 0
+			for {
+				t, err := dec.Token()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, ok := t.(string); ok {
+					n++
+				}
+			}
+			if n == 0 {
+				b.Fatal("no strings")
+			}
+		}
+	})
 }

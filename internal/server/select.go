@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spate-io/spate/internal/fileread"
@@ -590,7 +591,12 @@ func (s *Server) handleQuery(ctx context.Context, w http.ResponseWriter, r *http
 		csvFields = fields
 	}
 	sortFields := format != "csv" && !a.q.FixedFieldsOrder()
-	bw := bufio.NewWriterSize(w, 64<<10)
+	bw := selectWriters.Get().(*bufio.Writer)
+	bw.Reset(w)
+	defer func() {
+		bw.Reset(nil)
+		selectWriters.Put(bw)
+	}()
 	started := false
 	begin := func() {
 		if started {
@@ -649,6 +655,11 @@ func (s *Server) handleQuery(ctx context.Context, w http.ResponseWriter, r *http
 	}
 	return nil
 }
+
+// selectWriters holds the 64 KiB buffers /select/logsql/query writes its
+// rows through: one per query otherwise, most of what a millisecond
+// query allocated.
+var selectWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 64<<10) }}
 
 // appendJSONRow appends fields as one NDJSON line of string values,
 // leaving out empty ones; a row with no value is left out entirely.
