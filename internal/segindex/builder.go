@@ -369,9 +369,16 @@ func (b *Builder) AddFrames(raw []byte, zoff int64, frames []Frame) {
 			for len(c.ids) < row {
 				c.ids = append(c.ids, 0)
 			}
-			col = b.appendStringColumn(append(b.buf[:0], kindDict), c)
 		}
-		ref := b.addColumn(col)
+		var ref ColumnRef
+		switch {
+		case c.plain:
+			ref = b.addColumn(col)
+		case len(c.values) <= maxPackedDict:
+			ref = b.addStored(b.appendPackedColumn(b.buf[:0], c))
+		default:
+			ref = b.addColumn(b.appendStringColumn(append(b.buf[:0], kindDict), c))
+		}
 		ref.Field = id
 		blk.Columns = append(blk.Columns, ref)
 		if b.Numbers != nil {
@@ -511,6 +518,38 @@ func (b *Builder) addColumn(raw []byte) ColumnRef {
 	off := len(b.data)
 	b.data = b.enc.EncodeAll(raw, b.data)
 	return ColumnRef{Off: int64(off), Len: int64(len(b.data) - off), RawLen: int64(len(raw))}
+}
+
+// addStored appends col to the data area as is, and its checksum: a
+// packed column, which zstd would shrink little and decoding would cost
+// more than reading.
+func (b *Builder) addStored(col []byte) ColumnRef {
+	b.buf = col
+	off := len(b.data)
+	b.data = append(b.data, col...)
+	b.data = binary.LittleEndian.AppendUint32(b.data, uint32(xxhash.Sum64(col)))
+	return ColumnRef{Off: int64(off), Len: int64(len(b.data) - off), RawLen: int64(len(col))}
+}
+
+// appendPackedColumn appends c as a packed dictionary column (kindPacked:
+// at most maxPackedDict values, ids of packedBits bits).
+func (b *Builder) appendPackedColumn(dst []byte, c *colAcc) []byte {
+	dst = append(dst, kindPacked)
+	dst = binary.AppendUvarint(dst, uint64(len(c.values)))
+	for _, v := range c.values {
+		dst = binary.AppendUvarint(dst, uint64(len(v)))
+		dst = append(dst, v...)
+	}
+	bits := packedBits(len(c.values))
+	per := 8 / bits
+	for i := 0; i < len(c.ids); i += per {
+		var x byte
+		for j, id := range c.ids[i:min(i+per, len(c.ids))] {
+			x |= byte(id) << (j * bits)
+		}
+		dst = append(dst, x)
+	}
+	return dst
 }
 
 func (b *Builder) appendStringColumn(dst []byte, c *colAcc) []byte {

@@ -40,11 +40,15 @@
 // each field with tokens, a bloom of all of them (count; each as field id,
 // offset, length and xxhash64).
 //
-// A column is one zstd frame. A string column starts with its kind. 'd': a
-// dictionary of the block's distinct values in first-seen order (count,
-// then each as length and bytes) and one id per row, 1 (count < 255), 2 or
-// 4 bytes wide; id 0 is a row without the field, id i > 0 the dictionary's
-// (i-1)th value. 'p' (plain, for fields whose values are mostly distinct):
+// A column is one zstd frame, but for a packed one. A string column starts
+// with its kind. 'd': a dictionary of the block's distinct values in
+// first-seen order (count, then each as length and bytes) and one id per
+// row, 1 (count < 255), 2 or 4 bytes wide; id 0 is a row without the
+// field, id i > 0 the dictionary's (i-1)th value. 'k' (packed, for at most
+// 254 values), stored as is, not compressed: the dictionary as for 'd',
+// then the ids in 1 (one value), 2 (up to 3), 4 (up to 15) or 8 bits, the
+// first row in a byte's low bits, unused bits zero; followed in the data area (not in its
+// decompressed length) by the low 32 bits of its xxhash64, little-endian. 'p' (plain, for fields whose values are mostly distinct):
 // per row, 0 for a row without the field, else 1 + the value's length and
 // the value (lengths as uvarints). The _time column is each row's Unix ns
 // as a zigzag varint delta from the row before (the first from 0). A token
@@ -62,6 +66,7 @@ import (
 	"sync/atomic"
 
 	"github.com/cespare/xxhash/v2"
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/spate-io/spate/internal/bytesutil"
 )
@@ -77,8 +82,8 @@ var noMap = false
 // was written during development (FNV token hashes, 7 probes); version 2
 // had blooms probed anywhere by double hashing (bloom.go), version 3 one
 // frame per block, version 4 no segment blooms, version 5 xxhash64 for
-// every token (TokenHash).
-const Version = 6
+// every token (TokenHash), version 6 no packed columns.
+const Version = 7
 
 const (
 	magic      = "SPATEIDX"
@@ -683,18 +688,58 @@ func (ix *Index) ReadColumn(c ColumnRef, buf []byte) (frame, newBuf []byte, err 
 
 // Kinds of string column (the first byte of one).
 const (
-	kindDict  = 'd'
-	kindPlain = 'p'
+	kindDict   = 'd'
+	kindPlain  = 'p'
+	kindPacked = 'k' // stored as is, not a zstd frame (see Stored)
 )
+
+// maxPackedDict is the most values a packed dictionary column holds: ids
+// of a byte at most.
+const maxPackedDict = 254
+
+// packedBits is the width of a packed column's ids for a dictionary of n
+// values (ids 0 to n): 1, 2, 4 or 8 bits.
+func packedBits(n int) int {
+	switch {
+	case n <= 1:
+		return 1
+	case n <= 3:
+		return 2
+	case n <= 15:
+		return 4
+	}
+	return 8
+}
+
+// DecodeColumn appends to dst[:0] the column whose frame ReadColumn
+// returned: decompressed by dec, or copied when it is stored as is.
+// A stored column is checked against its checksum, as zstd checks a
+// frame's.
+func DecodeColumn(dec *zstd.Decoder, frame, dst []byte) ([]byte, error) {
+	if Stored(frame) {
+		n := len(frame) - 4
+		if n < 1 || uint32(xxhash.Sum64(frame[:n])) != binary.LittleEndian.Uint32(frame[n:]) {
+			return dst, fmt.Errorf("stored column checksum mismatch: %w", ErrCorrupt)
+		}
+		return append(dst[:0], frame[:n]...), nil
+	}
+	return dec.DecodeAll(frame, dst[:0])
+}
+
+// Stored reports whether a column's frame (as ReadColumn returns it) is
+// the column as is rather than a zstd frame: a packed dictionary column.
+// A zstd frame starts with its magic number, 28 b5 2f fd.
+func Stored(frame []byte) bool { return len(frame) > 0 && frame[0] == kindPacked }
 
 // StringColumn is a decoded string column of one block. Values alias the
 // buffer it was decoded from: they are valid until that buffer is reused.
 type StringColumn struct {
 	// Dict holds a dictionary column's distinct values (id i > 0 is
 	// Dict[i-1]); nil for a plain column.
-	Dict  []string
-	ids   []byte
-	width int
+	Dict     []string
+	ids      []byte
+	width    int
+	unpacked []byte // a packed column's ids of fewer than 8 bits, a byte each (ids aliases it)
 	// A plain column's values and presence, by row.
 	plain  bool
 	vals   []string
@@ -711,6 +756,16 @@ func (c *StringColumn) ID(row int) uint32 {
 		return uint32(binary.LittleEndian.Uint16(c.ids[2*row:]))
 	}
 	return binary.LittleEndian.Uint32(c.ids[4*row:])
+}
+
+// ByteIDs returns a dictionary column's ids, one byte per row, when its
+// dictionary has fewer than 256 values (ID(r) is ids[r]); ok is false
+// otherwise. The slice aliases c.
+func (c *StringColumn) ByteIDs() (ids []byte, ok bool) {
+	if c.plain || c.width != 1 {
+		return nil, false
+	}
+	return c.ids, true
 }
 
 // IsDict reports whether c is a dictionary column (see ID).
@@ -758,7 +813,7 @@ func ParseString(raw []byte, rows int, c *StringColumn) error {
 			return fmt.Errorf("plain column has %d bytes past its rows: %w", len(raw), ErrCorrupt)
 		}
 		return nil
-	case kindDict:
+	case kindDict, kindPacked:
 		c.plain = false
 	default:
 		return fmt.Errorf("unknown column kind %q: %w", kind, ErrCorrupt)
@@ -777,17 +832,97 @@ func ParseString(raw []byte, rows int, c *StringColumn) error {
 		c.Dict = append(c.Dict, bytesutil.ToUnsafeString(v))
 		raw = raw[k+int(l):]
 	}
+	if kind == kindPacked {
+		return c.unpack(raw, rows)
+	}
 	c.width = idWidth(len(c.Dict))
 	if len(raw) != rows*c.width {
 		return fmt.Errorf("%d id bytes for %d rows of width %d: %w", len(raw), rows, c.width, ErrCorrupt)
 	}
 	c.ids = raw
+	if c.width == 1 && !bytesOver(raw, byte(len(c.Dict))) {
+		return nil // the common case, 8 ids at a time
+	}
 	for r := range rows {
 		if c.ID(r) > uint32(len(c.Dict)) {
 			return fmt.Errorf("row %d: id %d past the dictionary (%d values): %w", r, c.ID(r), len(c.Dict), ErrCorrupt)
 		}
 	}
 	return nil
+}
+
+// unpack reads the ids of a packed column (after its dictionary) into
+// c.unpacked, one byte per row.
+func (c *StringColumn) unpack(raw []byte, rows int) error {
+	n := len(c.Dict)
+	if n > maxPackedDict {
+		return fmt.Errorf("packed column of %d values: %w", n, ErrCorrupt)
+	}
+	bits := packedBits(n)
+	per := 8 / bits
+	if len(raw) != (rows+per-1)/per {
+		return fmt.Errorf("%d id bytes for %d rows of %d bits: %w", len(raw), rows, bits, ErrCorrupt)
+	}
+	ids := raw // 8 bits: as is
+	if bits < 8 {
+		ids = slices.Grow(c.unpacked[:0], len(raw)*per)[:len(raw)*per]
+		c.unpacked = ids
+	}
+	switch bits {
+	case 4:
+		for i, x := range raw {
+			ids[2*i], ids[2*i+1] = x&15, x>>4
+		}
+	case 2:
+		for i, x := range raw {
+			ids[4*i], ids[4*i+1], ids[4*i+2], ids[4*i+3] = x&3, x>>2&3, x>>4&3, x>>6
+		}
+	case 1:
+		for i, x := range raw {
+			for j := range 8 {
+				ids[8*i+j] = x >> j & 1
+			}
+		}
+	}
+	// Bits past the last row are zero as written; ids past the dictionary
+	// are not.
+	if rows < len(ids) && bytesOver(ids[rows:], 0) {
+		return fmt.Errorf("packed column has ids past its rows: %w", ErrCorrupt)
+	}
+	c.ids, c.width = ids[:rows], 1
+	if bytesOver(c.ids, byte(n)) {
+		for r, id := range c.ids {
+			if int(id) > n {
+				return fmt.Errorf("row %d: id %d past the dictionary (%d values): %w", r, id, n, ErrCorrupt)
+			}
+		}
+	}
+	return nil
+}
+
+// bytesOver reports whether a byte of b is greater than n, 8 bytes at a
+// time when n < 128.
+func bytesOver(b []byte, n byte) bool {
+	i := 0
+	if n < 128 {
+		// Per byte x: x+(127-n) sets its high bit exactly when x > n (no
+		// carry leaves a byte, as x < 128 there); a byte of 128 or more
+		// has it already.
+		const ones, highs = 0x0101010101010101, 0x8080808080808080
+		add := ones * uint64(127-n)
+		for ; i+8 <= len(b); i += 8 {
+			x := binary.LittleEndian.Uint64(b[i:])
+			if ((x&^highs)+add|x)&highs != 0 {
+				return true
+			}
+		}
+	}
+	for _, x := range b[i:] {
+		if x > n {
+			return true
+		}
+	}
+	return false
 }
 
 // idWidth is the byte width of ids for a dictionary of n values.

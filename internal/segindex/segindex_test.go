@@ -2,9 +2,11 @@ package segindex
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -16,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cespare/xxhash/v2"
 	"github.com/klauspost/compress/zstd"
 )
 
@@ -143,7 +146,7 @@ func readAll(ix *Index) ([][]map[string]string, [][]int64, error) {
 			if err != nil {
 				return nil, nil, err
 			}
-			raw, err := dec.DecodeAll(z, nil)
+			raw, err := DecodeColumn(dec, z, nil)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -960,5 +963,132 @@ func TestTokenHashSpread(t *testing.T) {
 		t.Errorf("a bloom of even numbers' tokens holds %.3f%% of the odd ones'", 100*rate)
 	} else {
 		t.Logf("a bloom of even numbers' tokens holds %.3f%% of the odd ones'", 100*rate)
+	}
+}
+
+// TestBytesOver checks bytesOver against a byte loop for every bound and
+// random blocks, with one byte over the bound at each position.
+func TestBytesOver(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for n := range 256 {
+		for trial := range 40 {
+			b := make([]byte, trial)
+			for i := range b {
+				b[i] = byte(rng.IntN(n + 1))
+			}
+			if bytesOver(b, byte(n)) {
+				t.Fatalf("n=%d %v: over, none is", n, b)
+			}
+			if n == 255 || trial == 0 {
+				continue
+			}
+			at := rng.IntN(trial)
+			b[at] = byte(n + 1 + rng.IntN(255-n))
+			if !bytesOver(b, byte(n)) {
+				t.Fatalf("n=%d %v: byte %d is over", n, b, at)
+			}
+		}
+	}
+}
+
+// TestPackedColumns reads back dictionary columns of 1 to 400 values (1,
+// 2, 4 and 8-bit packed ids, and a zstd column of 2-byte ids past 254)
+// over blocks of 1 to 3000 rows with absent values, and checks that a
+// packed column is stored as is, and damaged ones fail.
+func TestPackedColumns(t *testing.T) {
+	sawWide := false
+	for _, k := range []int{1, 2, 3, 4, 15, 16, 254, 256, 400} {
+		for _, rows := range []int{1, 2, 7, 8, 9, 21, 40, 3000} {
+			var lines []string
+			distinct := map[int]bool{}
+			for i := range rows {
+				if i%5 == 3 {
+					lines = append(lines, `{"other":"x"}`)
+					continue
+				}
+				v := (i * 7) % k
+				if i < 300 {
+					v = i % 4 % k // a dictionary when the builder decides, at row 256
+				}
+				lines = append(lines, fmt.Sprintf(`{"f":"v%d","other":"x"}`, v))
+				distinct[v] = true
+			}
+			zst, idx, _ := buildIndex(t, lines, rows, -1, 1)
+			ix, err := Open(writeTemp(t, idx), int64(len(zst)), 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _, err := readAll(ix)
+			if err != nil {
+				t.Fatalf("k=%d rows=%d: %v", k, rows, err)
+			}
+			for i, l := range lines {
+				var want map[string]string
+				if err := json.Unmarshal([]byte(l), &want); err != nil {
+					t.Fatal(err)
+				}
+				maps.DeleteFunc(got[0][i], func(k, _ string) bool { return strings.HasPrefix(k, "bloom:") })
+				if fmt.Sprint(got[0][i]) != fmt.Sprint(want) {
+					t.Fatalf("k=%d rows=%d row %d: %v, want %v", k, rows, i, got[0][i], want)
+				}
+			}
+			// Fields with at most 254 values are stored as is.
+			blk := &ix.Blocks[0]
+			ref, _ := blk.Column(ix.FieldID("f"))
+			frame, _, err := ix.ReadColumn(ref, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sawWide = sawWide || len(distinct) > maxPackedDict
+			if Stored(frame) != (len(distinct) <= maxPackedDict) {
+				t.Errorf("k=%d rows=%d: stored %v", k, rows, Stored(frame))
+			}
+			ix.Close()
+		}
+	}
+
+	if !sawWide {
+		t.Error("no case has more than 254 values")
+	}
+	// Damaged packed columns: each must fail to parse.
+	dict := func(n int) []byte {
+		b := binary.AppendUvarint([]byte{kindPacked}, uint64(n))
+		for i := range n {
+			b = append(b, 2, 'v', byte(i))
+		}
+		return b
+	}
+	var c StringColumn
+	if err := ParseString(append(dict(3), 0b11100100, 0b00), 5, &c); err != nil {
+		t.Fatalf("a good column: %v", err)
+	} else if ids := []uint32{c.ID(0), c.ID(1), c.ID(2), c.ID(3), c.ID(4)}; fmt.Sprint(ids) != "[0 1 2 3 0]" {
+		t.Fatalf("ids %v", ids)
+	}
+	for _, bad := range []struct {
+		name string
+		raw  []byte
+		rows int
+	}{
+		{"id past the dictionary", append(dict(2), 0b11), 1},
+		{"4-bit id past the dictionary", append(dict(5), 0x06), 2},
+		{"bits set past the last row", append(dict(3), 0b01000000), 3},
+		{"too few id bytes", append(dict(3), 0), 5},
+		{"too many id bytes", append(dict(3), 0, 0), 4},
+		{"8-bit id past the dictionary", append(dict(20), 21), 1},
+		{"255 values", append(dict(255), make([]byte, 1)...), 1},
+	} {
+		if err := ParseString(bad.raw, bad.rows, &c); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%s: %v", bad.name, err)
+		}
+	}
+	// A stored column whose bytes changed fails its checksum.
+	col := append(dict(3), 0b11100100, 0)
+	frame := binary.LittleEndian.AppendUint32(bytes.Clone(col), uint32(xxhash.Sum64(col)))
+	if out, err := DecodeColumn(nil, frame, nil); err != nil || !bytes.Equal(out, col) {
+		t.Fatalf("%q %v", out, err)
+	}
+	frame[len(frame)-6] ^= 1
+	if _, err := DecodeColumn(nil, frame, nil); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("a changed stored column: %v", err)
 	}
 }
