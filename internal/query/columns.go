@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -137,6 +138,7 @@ type colWorker struct {
 	// Fast paths: which dictionary ids the filter matches; histogram's
 	// counts and the radix of each by-field.
 	match   []bool
+	cands   []int32 // literalRows' rows
 	counts  []int64
 	radix   []int
 	buckets []int64 // histogram's _time bucket starts in the block
@@ -266,7 +268,23 @@ func (e *executor) columnBlock(w *workerState, cw *colWorker, j segJob, fields [
 			return err
 		}
 	}
-	for r := range blk.Rows {
+	// Fast path: a filter of one field, a plain column, that needs a
+	// literal (plan.literal) reads only the rows whose value holds it,
+	// found in the whole column at once.
+	var cands []int32
+	useCands := fi >= 0 && match == nil && !allMatch && fast.lit != nil && cw.has[fi] && !cw.cols[fi].IsDict()
+	n := blk.Rows
+	if useCands {
+		cands = literalRows(cw.cands[:0], &cw.cols[fi], cw.raw[fi], fast.lit)
+		cw.cands = cands
+		w.lines += int64(blk.Rows - len(cands))
+		n = len(cands)
+	}
+	for k := range n {
+		r := k
+		if useCands {
+			r = int(cands[k])
+		}
 		if match != nil && !match[cw.cols[fi].ID(r)] {
 			w.lines++
 			continue
@@ -296,6 +314,49 @@ func (e *executor) columnBlock(w *workerState, cw *colWorker, j segJob, fields [
 	return nil
 }
 
+// literalRows appends to dst the rows of the plain column c (decoded
+// from raw, which its values alias) whose value contains lit, in order.
+func literalRows(dst []int32, c *segindex.StringColumn, raw []byte, lit *finder) []int32 {
+	if len(raw) == 0 {
+		return dst
+	}
+	base := uintptr(unsafe.Pointer(&raw[0]))
+	rows := c.Rows()
+	r, pos := 0, 0
+	for pos < len(raw) {
+		h := lit.index(raw[pos:])
+		if h < 0 {
+			break
+		}
+		h += pos
+		end := h + len(lit.lit)
+		// The row whose value ends at or past the hit's end: the hit is
+		// in it if it also starts at or after the value's start.
+		var off int
+		for ; r < rows; r++ {
+			v, _ := c.Value(r)
+			if len(v) > 0 {
+				off = int(uintptr(unsafe.Pointer(unsafe.StringData(v))) - base)
+				if off+len(v) >= end {
+					break
+				}
+			}
+		}
+		if r == rows {
+			break
+		}
+		if h >= off {
+			dst = append(dst, int32(r))
+			v, _ := c.Value(r)
+			pos = off + len(v)
+			r++
+		} else {
+			pos = off // the hit crosses into the value: search from its start
+		}
+	}
+	return dst
+}
+
 // colFast is what the fast paths of columnBlock need of a run, worked
 // out once (see fastPaths).
 type colFast struct {
@@ -304,6 +365,9 @@ type colFast struct {
 	// one field the filter reads, or -1.
 	filterAll   bool
 	filterField int
+	// lit: with filterField, a literal every matching value contains
+	// (plan.literal), searched in a plain column's whole buffer.
+	lit *finder
 	// hist: the column-field indexes of the stats pipe's by-fields when
 	// it only counts rows (count() and nothing else, no pipes before it,
 	// no buckets but one of _time): a block's rows are then counted per
@@ -357,6 +421,9 @@ func (p *plan) fastPaths(fields []string) colFast {
 	}
 	if !needTime && !need.all && len(need.prefixes) == 0 && len(need.names) == 1 {
 		f.filterField = slices.Index(fields, need.names[0])
+		if f.filterField >= 0 && p.literal != nil {
+			f.lit = newFinder(p.literal)
+		}
 	}
 	st, ok := p.barrier.(*PipeStats)
 	if !ok {

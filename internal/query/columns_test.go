@@ -3,6 +3,10 @@ package query
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
+	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/spate-io/spate/internal/gen"
@@ -42,5 +46,59 @@ func BenchmarkIndexBuild(b *testing.B) {
 			bl.AddFrames(blk, 0, frames[i])
 		}
 		bl.Finish(1, 1)
+	}
+}
+
+// TestLiteralRows checks literalRows against strings.Contains per row,
+// on plain columns whose values hold the literal at their edges, hits
+// that cross from one value into the next through its length byte, and
+// absent and empty values.
+func TestLiteralRows(t *testing.T) {
+	lit := "ab\x05cd" // \x05: the length byte of a 4-byte value
+	cases := [][]string{
+		{"xab", "cdyy", "zab\x05cdz"},
+		{"ab\x05cd", "", "ab\x05c", "dab\x05cd", "ab\x05cdab\x05cd"},
+		{"", "", ""},
+		{"ab", "\x05cd"},
+		{"xxab\x05", "cdxx", "ab\x05cd"},
+	}
+	rng := rand.New(rand.NewPCG(3, 3))
+	for range 300 {
+		var vals []string
+		for range rng.IntN(12) {
+			var b strings.Builder
+			for range rng.IntN(8) {
+				b.WriteString([]string{"a", "b", "\x05", "c", "d", "ab\x05cd", "x"}[rng.IntN(7)])
+			}
+			vals = append(vals, b.String())
+		}
+		cases = append(cases, vals)
+	}
+	f := newFinder([]byte(lit))
+	for _, vals := range cases {
+		// A plain column: per row 0 (absent, here for "") or 1 + length
+		// and the value.
+		raw := []byte{'p'}
+		for _, v := range vals {
+			if v == "" {
+				raw = append(raw, 0)
+				continue
+			}
+			raw = binary.AppendUvarint(raw, uint64(len(v))+1)
+			raw = append(raw, v...)
+		}
+		var c segindex.StringColumn
+		if err := segindex.ParseString(raw, len(vals), &c); err != nil {
+			t.Fatal(err)
+		}
+		var want []int32
+		for r, v := range vals {
+			if strings.Contains(v, lit) {
+				want = append(want, int32(r))
+			}
+		}
+		if got := literalRows(nil, &c, raw, f); !slices.Equal(got, want) {
+			t.Errorf("%q: rows %v, want %v", vals, got, want)
+		}
 	}
 }

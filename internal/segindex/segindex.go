@@ -768,6 +768,15 @@ func (c *StringColumn) ByteIDs() (ids []byte, ok bool) {
 	return c.ids, true
 }
 
+// Rows returns the rows of a plain column (of a dictionary column, those
+// its ids were checked for).
+func (c *StringColumn) Rows() int {
+	if c.plain {
+		return len(c.vals)
+	}
+	return len(c.ids) / c.width
+}
+
 // IsDict reports whether c is a dictionary column (see ID).
 func (c *StringColumn) IsDict() bool { return !c.plain }
 

@@ -148,6 +148,13 @@ func TestColumnsMatchLines(t *testing.T) {
 		`_time:>2026-01-02T00:01:00Z OR level:=error | stats by (level) count() | sort by (level)`,
 		`NOT _time:>2026-01-02T00:01:00Z | stats by (_time:30s) count() | sort by (_time)`,
 		`* | stats by (level) rate() | sort by (level)`,
+		`upstream | stats count()`,
+		`"i/o timeout" | stats by (service) count() | sort by (service)`,
+		`_msg:été | stats count()`,
+		`_time:[2026-01-02T00:00:00Z, 2026-01-02T00:03:00Z) timeout | stats by (level) count() | sort by (level)`,
+		`path:~"v1/ord" | stats count(), sum(bytes)`,
+		`user_id:u_1* | stats count()`,
+		`upstream returned | stats count()`,
 	}
 	now := time.Date(2026, 1, 3, 0, 0, 0, 0, time.UTC)
 	var afterIndex func() // called after each sidecar is opened
