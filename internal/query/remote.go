@@ -29,10 +29,10 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/spate-io/spate/internal/ndjson"
-
 	"github.com/DataDog/sketches-go/ddsketch"
 	"github.com/axiomhq/hyperloglog"
+
+	"github.com/spate-io/spate/internal/ndjson"
 )
 
 const partialMagic = "spate-partial-1\n"

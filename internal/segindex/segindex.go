@@ -45,14 +45,16 @@
 // first-seen order (count, then each as length and bytes) and one id per
 // row, 1 (count < 255), 2 or 4 bytes wide; id 0 is a row without the
 // field, id i > 0 the dictionary's (i-1)th value. 'k' (packed, for at most
-// 254 values), stored as is, not compressed: the dictionary as for 'd',
-// then the ids in 1 (one value), 2 (up to 3), 4 (up to 15) or 8 bits, the
-// first row in a byte's low bits, unused bits zero; followed in the data area (not in its
-// decompressed length) by the low 32 bits of its xxhash64, little-endian. 'p' (plain, for fields whose values are mostly distinct):
-// per row, 0 for a row without the field, else 1 + the value's length and
-// the value (lengths as uvarints). The _time column is each row's Unix ns
-// as a zigzag varint delta from the row before (the first from 0). A token
-// bloom (bloom.go) is stored as is, 32-byte blocks, not compressed.
+// 254 values; 'd' is then for more), stored as is, not compressed: the
+// dictionary as for 'd', then the ids in 1 (one value), 2 (up to 3), 4 (up
+// to 15) or 8 bits, the first row in a byte's low bits, unused bits zero;
+// followed in the data area (not in its decompressed length) by the low 32
+// bits of its xxhash64, little-endian. 'p' (plain, for fields whose values
+// are mostly distinct): per row, 0 for a row without the field, else 1 +
+// the value's length and the value (lengths as uvarints). The _time column
+// is each row's Unix ns as a zigzag varint delta from the row before (the
+// first from 0). A token bloom (bloom.go) is stored as is, 32-byte blocks,
+// not compressed.
 package segindex
 
 import (
@@ -759,7 +761,7 @@ func (c *StringColumn) ID(row int) uint32 {
 }
 
 // ByteIDs returns a dictionary column's ids, one byte per row, when its
-// dictionary has fewer than 256 values (ID(r) is ids[r]); ok is false
+// dictionary has fewer than 255 values (ID(r) is ids[r]); ok is false
 // otherwise. The slice aliases c.
 func (c *StringColumn) ByteIDs() (ids []byte, ok bool) {
 	if c.plain || c.width != 1 {
@@ -768,8 +770,7 @@ func (c *StringColumn) ByteIDs() (ids []byte, ok bool) {
 	return c.ids, true
 }
 
-// Rows returns the rows of a plain column (of a dictionary column, those
-// its ids were checked for).
+// Rows returns the rows c was decoded for.
 func (c *StringColumn) Rows() int {
 	if c.plain {
 		return len(c.vals)
@@ -849,9 +850,6 @@ func ParseString(raw []byte, rows int, c *StringColumn) error {
 		return fmt.Errorf("%d id bytes for %d rows of width %d: %w", len(raw), rows, c.width, ErrCorrupt)
 	}
 	c.ids = raw
-	if c.width == 1 && !bytesOver(raw, byte(len(c.Dict))) {
-		return nil // the common case, 8 ids at a time
-	}
 	for r := range rows {
 		if c.ID(r) > uint32(len(c.Dict)) {
 			return fmt.Errorf("row %d: id %d past the dictionary (%d values): %w", r, c.ID(r), len(c.Dict), ErrCorrupt)
