@@ -38,17 +38,7 @@ func BenchmarkMergePartial(b *testing.B) {
 			b.SetBytes(int64(state.Len()))
 			b.ReportAllocs()
 			for b.Loop() {
-				var out rowsSink
-				m, err := rp.NewMerger(query.Options{}, &out)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if err := m.AddPartial(state.Bytes()); err != nil {
-					b.Fatal(err)
-				}
-				if _, err := m.Finish(); err != nil {
-					b.Fatal(err)
-				}
+				mergeOnce(b, rp, func(m *query.Merger) error { return m.AddPartial(state.Bytes()) })
 			}
 		})
 	}
@@ -135,18 +125,7 @@ func BenchmarkAddRows(b *testing.B) {
 		b.SetBytes(int64(len(body)))
 		b.ReportAllocs()
 		for b.Loop() {
-			var out rowsSink
-			m, err := rp.NewMerger(query.Options{}, &out)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := m.AddRows(bytes.NewReader(body)); err != nil {
-				b.Fatal(err)
-			}
-			if _, err := m.Finish(); err != nil {
-				b.Fatal(err)
-			}
-			if len(out.rows) == 0 {
+			if out := mergeOnce(b, rp, func(m *query.Merger) error { return m.AddRows(bytes.NewReader(body)) }); len(out.rows) == 0 {
 				b.Fatal("no rows")
 			}
 		}
@@ -174,4 +153,21 @@ func BenchmarkAddRows(b *testing.B) {
 			}
 		}
 	})
+}
+
+// mergeOnce runs one merge of rp: a Merger, add, Finish; it returns the
+// rows written.
+func mergeOnce(b *testing.B, rp *query.RemotePlan, add func(*query.Merger) error) *rowsSink {
+	var out rowsSink
+	m, err := rp.NewMerger(query.Options{}, &out)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := add(m); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := m.Finish(); err != nil {
+		b.Fatal(err)
+	}
+	return &out
 }
