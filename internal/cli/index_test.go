@@ -56,7 +56,7 @@ func TestIndexCmd(t *testing.T) {
 
 	q := `status:>=500 | stats by (service) count() n | sort by (service)`
 	code, withIdx, stderr := runCLI(t, "query", "--stats", q, dir)
-	if code != ExitOK || !strings.Contains(stderr, "answered from columns") {
+	if code != ExitOK || !strings.Contains(stderr, "answered from columns") || strings.Contains(stderr, "could not be used") {
 		t.Fatalf("query over sidecars: exit %d, %s", code, stderr)
 	}
 	code, noIdx, stderr := runCLI(t, "query", "--stats", "--no-index", q, dir)
@@ -82,6 +82,9 @@ func TestIndexCmd(t *testing.T) {
 	code, again, stderr := runCLI(t, "query", "--stats", q, dir)
 	if code != ExitOK || strings.Contains(stderr, "answered from columns") || string(again) != string(noIdx) {
 		t.Fatalf("query with a truncated sidecar: exit %d, %s\n%s", code, stderr, again)
+	}
+	if !strings.Contains(stderr, "1 segments have sidecar indexes that could not be used") || !strings.Contains(stderr, "index is corrupt") {
+		t.Fatalf("query with a truncated sidecar does not say so: %s", stderr)
 	}
 	if code, _, stderr = runCLI(t, "index", dir); code != ExitOK {
 		t.Fatalf("index: %s", stderr)

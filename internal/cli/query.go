@@ -578,6 +578,9 @@ func runQuery(ctx context.Context, opts queryOptions, text string, args []string
 			err = ctx.Err() // Ctrl-C ends a follow: exit 130
 		}
 	}
+	if n, first := store.UnusableIndexes(); n > 0 {
+		fmt.Fprintf(stderr, "spate: %d segments have sidecar indexes that could not be used, so their lines were read, which is slower (%v); spate index DIR rebuilds them, and spate serve does when it starts\n", n, first)
+	}
 	if sniffed.skipped > 0 && err == nil {
 		err = fmt.Errorf("%d of the inputs could not be read (named above); the rest were", sniffed.skipped)
 	}

@@ -5,6 +5,9 @@
 package storescan
 
 import (
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -30,6 +33,10 @@ type Inputs struct {
 	// usable); guarded by mu, as workers may ask concurrently.
 	mu      sync.Mutex
 	indexes map[string]*segindex.Index
+	// unusable counts the sidecars that exist but could not be used
+	// (another version, damaged, stale), first's error the first's.
+	unusable int
+	first    error
 	// Listed counts the segments in the snapshots, Skipped those of them
 	// ruled out by their metadata.
 	Listed, Skipped int
@@ -151,12 +158,29 @@ func (s *Inputs) Index(name string) *segindex.Index {
 	ix, err := sf.snap.OpenIndex(sf.f)
 	if err != nil {
 		ix = nil
+		if !errors.Is(err, fs.ErrNotExist) {
+			if s.unusable++; s.first == nil {
+				s.first = fmt.Errorf("%s: %w", sf.f.Path, err)
+			}
+		}
 	}
 	if s.indexes == nil {
 		s.indexes = map[string]*segindex.Index{}
 	}
 	s.indexes[name] = ix
 	return ix
+}
+
+// UnusableIndexes returns how many segments had a sidecar that Index
+// could not use (of another version, damaged or stale: their lines were
+// read instead), and the first one's error.
+func (s *Inputs) UnusableIndexes() (int, error) {
+	if s == nil {
+		return 0, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.unusable, s.first
 }
 
 // Holds reports whether every one of names is a segment Add gave (never,
