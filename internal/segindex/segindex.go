@@ -116,6 +116,16 @@ var ErrStale = errors.New("index does not match its segment")
 // ErrCorrupt says a sidecar is truncated, damaged or of another version.
 var ErrCorrupt = errors.New("index is corrupt")
 
+// ErrVersion says a sidecar is of another format version (written by
+// another spate, as after an upgrade). It is an ErrCorrupt too: such a
+// sidecar is ignored and rebuilt like a damaged one.
+var ErrVersion error = versionError{}
+
+type versionError struct{}
+
+func (versionError) Error() string        { return "index of another format version" }
+func (versionError) Is(target error) bool { return target == ErrCorrupt }
+
 // Block is one block of a segment: an independent zstd frame in the .zst
 // holding whole lines.
 type Block struct {
@@ -348,7 +358,7 @@ func Open(f *os.File, zstSize, zstMtime int64) (ix *Index, err error) {
 		return nil, fmt.Errorf("no index magic: %w", ErrCorrupt)
 	}
 	if v := binary.LittleEndian.Uint32(h[8:]); v != Version {
-		return nil, fmt.Errorf("index version %d, want %d: %w", v, Version, ErrCorrupt)
+		return nil, fmt.Errorf("index version %d, want %d: %w", v, Version, ErrVersion)
 	}
 	tlen := binary.LittleEndian.Uint64(h[16:])
 	if tlen > maxTable || int64(tlen) > fi.Size()-headerSize {

@@ -414,6 +414,7 @@ func TestOpenRefuses(t *testing.T) {
 		{"longer", append(bytes.Clone(idx), 0), size, 777, ErrCorrupt},
 		{"magic", mod(func(b []byte) []byte { b[0] = 'X'; return b }), size, 777, ErrCorrupt},
 		{"version", mod(func(b []byte) []byte { b[8] = 9; return b }), size, 777, ErrCorrupt},
+		{"version, as ErrVersion", mod(func(b []byte) []byte { b[8] = 9; return b }), size, 777, ErrVersion},
 		{"table", mod(func(b []byte) []byte { b[headerSize+3] ^= 1; return b }), size, 777, ErrCorrupt},
 		{"table length", mod(func(b []byte) []byte { b[16] ^= 0x40; return b }), size, 777, ErrCorrupt},
 	}

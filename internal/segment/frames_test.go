@@ -2,7 +2,9 @@ package segment
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -188,5 +190,40 @@ func TestReindex(t *testing.T) {
 	}
 	if !strings.Contains(lb.String(), "segment index cannot be used") {
 		t.Errorf("no log of the damaged sidecars:\n%s", lb.String())
+	}
+
+	// Sidecars of another format version, as after an upgrade: rebuilt,
+	// and said once for all of them, not once per segment.
+	for _, f := range files {
+		p := filepath.Join(dir, f.Path+idxExt)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		binary.LittleEndian.PutUint32(data[8:], segindex.Version-1)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := openIndex(t, dir, f.Path); !errors.Is(err, segindex.ErrVersion) {
+			t.Fatalf("%s: %v, want another version", f.Path, err)
+		}
+	}
+	log, lb = testLogger()
+	s = openStore(t, dir, Options{IndexLines: testIndexLines, Logger: log})
+	waitFor(t, "reindex", func() bool { return s.Stats().CompressPending == 0 })
+	s.Close()
+	for _, f := range files {
+		checkFramed(t, dir, f.Path, []byte(want[f.Day]))
+	}
+	for _, f := range files {
+		ix, err := openIndex(t, dir, f.Path)
+		if err != nil {
+			t.Fatalf("%s: not rebuilt: %v", f.Path, err)
+		}
+		ix.Close()
+	}
+	if got := lb.String(); strings.Contains(got, "segment index cannot be used") ||
+		strings.Count(got, "segment indexes of another format version") != 1 || !strings.Contains(got, "segments=3") {
+		t.Errorf("sidecars of another version logged as:\n%s", got)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/spate-io/spate/internal/segindex"
 )
 
 // recover brings DIR to a consistent state after a crash, kill or clean
@@ -48,6 +50,7 @@ func (s *Store) recover() (sealed, unindexed []string, cp *checkpointState, err 
 	}
 	var maxSeq uint64
 	found := false
+	otherVersion, otherVersionErr := 0, error(nil) // sidecars of another version
 	for _, d := range days {
 		s.w.dirs[d.dir] = true
 		s.w.dirs[tenantDirName(d.tenant)] = true
@@ -109,7 +112,14 @@ func (s *Store) recover() (sealed, unindexed []string, cp *checkpointState, err 
 				s.c.segmentBytes.Add(fi.Size())
 				if s.o.IndexLines != nil {
 					if err := checkIndex(s.root, name); err != nil {
-						if !errors.Is(err, fs.ErrNotExist) {
+						switch {
+						case errors.Is(err, segindex.ErrVersion):
+							// Said once for all of them, below: an upgrade
+							// finds every sidecar so.
+							if otherVersion++; otherVersionErr == nil {
+								otherVersionErr = err
+							}
+						case !errors.Is(err, fs.ErrNotExist):
 							s.log.Warn("segment index cannot be used; rebuilding it", "file", s.path(name+idxExt), "err", err)
 						}
 						unindexed = append(unindexed, name)
@@ -142,6 +152,10 @@ func (s *Store) recover() (sealed, unindexed []string, cp *checkpointState, err 
 	}
 	if found {
 		s.w.nextSeq = maxSeq + 1
+	}
+	if otherVersion > 0 {
+		s.log.Warn("segment indexes of another format version (written by another spate); rebuilding them in the background, queries read those segments' lines until then",
+			"segments", otherVersion, "first", otherVersionErr)
 	}
 	return sealed, unindexed, cp, nil
 }
