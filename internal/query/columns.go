@@ -268,14 +268,27 @@ func (e *executor) columnBlock(w *workerState, cw *colWorker, j segJob, fields [
 			return err
 		}
 	}
-	// Fast path: a filter of one field, a plain column, that needs a
-	// literal (plan.literal) reads only the rows whose value holds it,
-	// found in the whole column at once.
+	// Fast paths: the rows that may match, listed first. With a filter of
+	// one field, a dictionary column of byte ids, those whose id matches;
+	// a plain column and a literal the filter needs (plan.literal), those
+	// whose value holds it, found in the whole column at once.
 	var cands []int32
-	useCands := fi >= 0 && match == nil && !allMatch && fast.lit != nil && cw.has[fi] && !cw.cols[fi].IsDict()
+	useCands := false
+	switch {
+	case match != nil:
+		if ids, ok := cw.cols[fi].ByteIDs(); ok {
+			cands, useCands = cw.cands[:0], true
+			for r, id := range ids[:blk.Rows] {
+				if match[id] {
+					cands = append(cands, int32(r))
+				}
+			}
+		}
+	case fi >= 0 && !allMatch && fast.lit != nil && cw.has[fi] && !cw.cols[fi].IsDict():
+		cands, useCands = literalRows(cw.cands[:0], &cw.cols[fi], cw.raw[fi], fast.lit), true
+	}
 	n := blk.Rows
 	if useCands {
-		cands = literalRows(cw.cands[:0], &cw.cols[fi], cw.raw[fi], fast.lit)
 		cw.cands = cands
 		w.lines += int64(blk.Rows - len(cands))
 		n = len(cands)
