@@ -336,7 +336,7 @@ func earlyFilter(f Filter) ([]string, bool) {
 // such a line is not counted in badLines, as for lines the literal
 // prefilter skips.
 func (b *recordBuilder) build(line []byte, r *Row) bool {
-	r.Reset()
+	r.reuse()
 	if len(line) == 0 || line[0] != '{' {
 		// Fast path for plain text: a line that does not start with '{'
 		// (after optional JSON whitespace) is not a JSON object.

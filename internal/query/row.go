@@ -88,6 +88,16 @@ func (r *Row) Delete(name string) {
 	}
 }
 
+// reuse empties r as Reset does, without clearing the fields it had:
+// their strings stay referenced until overwritten. For the row a worker
+// builds every line into, whose strings point into the chunk it reads
+// (clearing them cost a by-service count about 7% of its CPU).
+func (r *Row) reuse() {
+	r.Fields = r.Fields[:0]
+	r.Time, r.HasTime = 0, false
+	r.pos = rowPos{}
+}
+
 // Reset empties r for reuse, keeping its storage.
 func (r *Row) Reset() {
 	clear(r.Fields)
