@@ -619,7 +619,7 @@ func startFollow(ctx context.Context, opts queryOptions, q *query.Query, args []
 		}
 		// Compressed rotations do not grow: not followed.
 		return slices.DeleteFunc(names, func(n string) bool {
-			return strings.HasSuffix(n, ".gz") || strings.HasSuffix(n, ".zst") || strings.HasSuffix(n, ".bz2") || strings.HasSuffix(n, ".xz")
+			return slices.ContainsFunc(compressedExts, func(ext string) bool { return strings.HasSuffix(n, ext) })
 		}), nil
 	}
 	if _, err := paths(); err != nil {
@@ -858,9 +858,11 @@ func parseTZ(s string) (*time.Location, error) {
 
 // lineNumber returns the 1-based line number of the line that starts at
 // byte offset of the named input, when that is cheap to find: a regular,
-// uncompressed file read up to the offset (at most 4 GiB).
+// uncompressed file read up to the offset (at most 4 GiB). A compressed
+// file is known by its first bytes, as the query read it: its offsets
+// are in the decompressed lines.
 func lineNumber(name string, offset int64) (int64, bool) {
-	if name == "-" || strings.HasSuffix(name, ".gz") || strings.HasSuffix(name, ".zst") || offset > 4<<30 {
+	if name == "-" || offset > 4<<30 {
 		return 0, false
 	}
 	f, err := os.Open(name)
@@ -869,6 +871,9 @@ func lineNumber(name string, offset int64) (int64, bool) {
 	}
 	defer f.Close()
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() || fi.Size() < offset {
+		return 0, false
+	}
+	if c, err := fileread.DetectFile(f); err != nil || c != fileread.None {
 		return 0, false
 	}
 	buf := make([]byte, 1<<20)

@@ -8,6 +8,12 @@ import (
 	"strings"
 )
 
+// compressedExts are the name suffixes of the compressed files spate
+// reads (it knows them by their first bytes; names matter only to
+// rotated sets, which drop the suffix, and to -f, which does not follow
+// them).
+var compressedExts = []string{".gz", ".zst", ".bz2", ".xz"}
+
 // sortRotated sorts file paths in name order, except that the files of a
 // rotated set are read oldest first, as the lines were written: for
 // app.log, its numbered rotations (app.log.3.gz, app.log.2, app.log.1: the
@@ -25,7 +31,7 @@ func sortRotated(paths []string) {
 	for i, p := range paths {
 		k := keyed{path: p, kind: 2}
 		dir, name := filepath.Split(p)
-		for _, ext := range []string{".gz", ".zst", ".bz2", ".xz"} {
+		for _, ext := range compressedExts {
 			name = strings.TrimSuffix(name, ext)
 		}
 		if j := strings.LastIndexByte(name, '.'); j > 0 {
