@@ -141,11 +141,14 @@ type sortProc struct {
 	rows   []*Row
 	worst  *Row // with a limit: the last of the best rows after a cut
 	// worstNum is worst's sort value as a plain number, when it is one
-	// (worstOK), worked out for worstFor (see rejectsNumber).
-	worstNum float64
-	worstOK  bool
-	worstFor *Row
-	next     processor
+	// (worstOK), worked out for worstFor (see rejectsNumber). When it is
+	// not, worstSide is how every plain number compares with it
+	// (compareNatural: -1 or 1), or 0 when that depends on the number.
+	worstNum  float64
+	worstOK   bool
+	worstSide int
+	worstFor  *Row
+	next      processor
 	// size is the bytes the kept rows hold (about); maxSize, if > 0, is
 	// Options.MaxMemory: past it the sort fails with ErrMemoryLimit.
 	size, maxSize int64
@@ -231,25 +234,46 @@ func (p *sortProc) push(r *Row) error {
 // formatNumber(v) would sort strictly after the worst row kept, whatever its
 // other fields, so that push would drop it: a stats pipe before the sort
 // then need not make the row (see statsProc.topK). It answers false when it
-// cannot tell without the row: no cut yet, or a value that does not format
-// as a plain number (NaN, ±Inf, exponents), which sort compares as text.
+// cannot tell without the row: no cut yet, a value that does not format
+// as a plain number (NaN, ±Inf, exponents), which sort compares as text,
+// or a worst value that is not a plain number and that plain numbers do
+// not all sort on one side of.
 //
 // Exact: formatNumber prints the shortest text that parses back to v, so two
 // plain numbers' texts compare as their values do, and equal values (whose
-// rows tie and are ordered by their other fields) are never rejected.
+// rows tie and are ordered by their other fields) are never rejected. A
+// plain number's text starts with '-' or a digit: compareNatural puts it
+// after an empty value and before a text that starts with a byte past '9'
+// ("NaN", "Inf", words), which is not a finite number either way it is read.
+// So after a sum over no values (NaN) takes the last kept place of a
+// descending sort, every number is rejected, where before none was.
 func (p *sortProc) rejectsNumber(v float64) bool {
 	if p.worst == nil || len(p.by) == 0 || !plainNumber(v) {
 		return false
 	}
 	if p.worst != p.worstFor {
 		p.worstFor = p.worst
-		p.worstNum, p.worstOK = parsePlainNumber(p.worst.Get(p.by[0].Name))
+		w := p.worst.Get(p.by[0].Name)
+		p.worstNum, p.worstOK = parsePlainNumber(w)
 		p.worstOK = p.worstOK && plainNumber(p.worstNum)
+		p.worstSide = 0
+		switch {
+		case p.worstOK:
+		case w == "":
+			p.worstSide = 1
+		case w[0] > '9':
+			p.worstSide = -1
+		}
 	}
-	if !p.worstOK {
+	var c int
+	switch {
+	case p.worstOK:
+		c = cmp.Compare(v, p.worstNum)
+	case p.worstSide != 0:
+		c = p.worstSide
+	default:
 		return false
 	}
-	c := cmp.Compare(v, p.worstNum)
 	if p.by[0].Desc != p.desc {
 		c = -c
 	}
