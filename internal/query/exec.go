@@ -87,7 +87,7 @@ var errStop = errors.New("no more rows needed")
 // file order with bounded memory.
 func Run(ctx context.Context, q *Query, inputs []string, cfg fileread.Config, opts Options, sink Sink) (Stats, error) {
 	start := time.Now()
-	if opts.Every > 0 || opts.Partial != nil {
+	if opts.Every > 0 {
 		opts.GroupMemory = -1 // a spilled stats state cannot be read twice
 	}
 	p, err := newPlan(q, opts)

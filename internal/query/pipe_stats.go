@@ -291,10 +291,6 @@ type statsProc struct {
 	budget    int64
 	nextCheck int
 	spill     *spillState
-
-	// slotSink sums a merge's batched slot loads (Merger.mergeBatches),
-	// so that the compiler keeps them.
-	slotSink uint64
 }
 
 // statsFuncSpec is a compiled stats function.
@@ -315,6 +311,20 @@ func (p *PipeStats) newProcessor(pl *plan, next processor) (processor, error) {
 	return newStatsProc(pl, p, next)
 }
 
+// newColumns returns empty columns for s's functions, whose states count
+// their memory in mem.
+func (s *statsProc) newColumns(mem *memTracker) ([]statsColumn, error) {
+	cols := make([]statsColumn, 0, len(s.st.Funcs))
+	for _, f := range s.st.Funcs {
+		col, err := newStatsColumn(s.p, s.st, f, mem)
+		if err != nil {
+			return nil, err
+		}
+		cols = append(cols, col)
+	}
+	return cols, nil
+}
+
 func newStatsProc(p *plan, st *PipeStats, next processor) (processor, error) {
 	sp := &statsProc{p: p, st: st, next: next, mem: newMemTracker(p)}
 	for _, f := range st.Funcs {
@@ -323,12 +333,11 @@ func newStatsProc(p *plan, st *PipeStats, next processor) (processor, error) {
 		if spec.ifm, err = compileIf(f.If); err != nil {
 			return nil, err
 		}
-		col, err := newStatsColumn(p, st, f, sp.mem)
-		if err != nil {
-			return nil, err
-		}
 		sp.funcs = append(sp.funcs, spec)
-		sp.cols = append(sp.cols, col)
+	}
+	var err error
+	if sp.cols, err = sp.newColumns(sp.mem); err != nil {
+		return nil, err
 	}
 	if sp.canSpill() {
 		sp.budget = p.opts.GroupMemory
@@ -480,6 +489,31 @@ func parseBucketNumber(s string) (f float64, i int64, isInt, ok bool) {
 	return f, 0, false, err == nil
 }
 
+// validKey reports whether key encodes n by-values, as group makes them
+// (for keys from elsewhere: a node's partial state).
+func validKey(key []byte, n int) bool {
+	for ; n > 0 && len(key) > 0; n-- {
+		tag := key[0]
+		key = key[1:]
+		switch tag {
+		case keyTimeBucket, keyNumBucket:
+			if len(key) < 8 {
+				return false
+			}
+			key = key[8:]
+		case keyValue:
+			l, w := binary.Uvarint(key)
+			if w <= 0 || l > uint64(len(key)-w) {
+				return false
+			}
+			key = key[w+int(l):]
+		default:
+			return false
+		}
+	}
+	return n == 0 && len(key) == 0
+}
+
 // decodeKey appends the by-values encoded in key to dst.
 func decodeKey(dst []string, key []byte) []string {
 	for len(key) > 0 {
@@ -613,16 +647,6 @@ func (s *statsProc) emitValues(by, vals []string) error {
 		out.Set(f.f.Result, vals[i])
 	}
 	return s.next.push(out)
-}
-
-// reserveGroups makes room for groups more groups, whose keys hold
-// keyBytes bytes, in s's table and columns (a merge that knows what is
-// coming; see groupTable.reserve).
-func (s *statsProc) reserveGroups(groups, keyBytes int) {
-	s.tab.reserve(groups, keyBytes)
-	for _, c := range s.cols {
-		c.reserve(s.tab.len() + groups)
-	}
 }
 
 // topKSkipped counts the groups emitTable skipped because the sort after
@@ -793,23 +817,13 @@ func (t *groupTable) findOrAdd(k []byte) (g int, added bool) {
 	return t.findOrAddHash(k, t.hashKey(k))
 }
 
-// hashKey returns k's hash in t, for findOrAddHash and slotFor.
+// hashKey returns k's hash in t, for findOrAddHash.
 func (t *groupTable) hashKey(k []byte) uint64 {
 	if !t.seeded {
 		t.seed = groupSeed
 		t.seeded = true
 	}
 	return maphash.Bytes(t.seed, k)
-}
-
-// slotFor loads the first slot a key of hash h probes, so that a caller
-// looking up many keys can have their cache misses overlap: load each
-// one's slot, then find each.
-func (t *groupTable) slotFor(h uint64) uint64 {
-	if len(t.slots) == 0 {
-		return 0
-	}
-	return t.slots[h&uint64(len(t.slots)-1)]
 }
 
 // find returns k's group, if k is in t.
@@ -841,11 +855,6 @@ func (t *groupTable) probe(k []byte, h uint64) (g int, slot uint64, ok bool) {
 
 // findOrAddHash is findOrAdd of k, whose hashKey is h.
 func (t *groupTable) findOrAddHash(k []byte, h uint64) (g int, added bool) {
-	if !t.seeded {
-		// h came from another table's hashKey (they share groupSeed);
-		// this one's rehash needs the seed too.
-		t.seed, t.seeded = groupSeed, true
-	}
 	if len(t.slots) == 0 {
 		// Small: count_uniq keeps a table per group, often of a few keys.
 		t.slots = make([]uint64, 8)
@@ -889,9 +898,6 @@ func growZero[S ~[]E, E any](s S, n int) S {
 	return s
 }
 
-// withCap returns s with capacity for n elements in all, copied once.
-func withCap[S ~[]E, E any](s S, n int) S { return slices.Grow(s, max(0, n-len(s))) }
-
 // rehash rebuilds the index with n slots, rehashing every key.
 func (t *groupTable) rehash(n int) {
 	t.slots = make([]uint64, n)
@@ -906,6 +912,6 @@ func (t *groupTable) rehash(n int) {
 	}
 }
 
-// groupSeed is shared by all tables of the process so that merging can
-// reuse nothing but keys; hashes are recomputed per table anyway.
+// groupSeed seeds the hash of every table's slots (random per process: a
+// key's partition, which nodes agree on, is partOf's).
 var groupSeed = maphash.MakeSeed()

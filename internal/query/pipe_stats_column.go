@@ -9,9 +9,6 @@ import (
 type statsColumn interface {
 	// grow makes room for groups [0, n).
 	grow(n int)
-	// reserve makes capacity for n groups, so that growing to n does not
-	// copy (a merge that knows how many groups are coming).
-	reserve(n int)
 	update(g int, r *Row)
 	// merge folds group og of o (the same function of another worker)
 	// into group g.
@@ -47,8 +44,6 @@ func (c *stateColumn) grow(n int) {
 		c.states = append(c.states, c.newFunc())
 	}
 }
-
-func (c *stateColumn) reserve(n int) { c.states = withCap(c.states, n) }
 
 func (c *stateColumn) update(g int, r *Row) { c.states[g].update(r) }
 func (c *stateColumn) addRows(int, int64)   {}

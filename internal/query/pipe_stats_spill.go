@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"io"
 	"math"
 	"math/bits"
@@ -12,6 +11,8 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+
+	"github.com/cespare/xxhash/v2"
 )
 
 // Spilling: external hash aggregation for stats with many groups.
@@ -50,28 +51,68 @@ var maxSortedSpilled int64 = defaultMaxSortedGroups
 var maxSortedSpilledGroups = defaultMaxSortedGroups
 
 // spillColumn is a statsColumn whose per-group state can be written to a
-// run and folded back.
+// run and folded back (partialColumn: a run's records are those of a
+// node's partial state) and whose memory is counted.
 type spillColumn interface {
-	statsColumn
-	// appendSpill appends group g's state to dst.
-	appendSpill(dst []byte, g int) []byte
-	// readSpill folds a state written by appendSpill into group g and
-	// returns the bytes after it.
-	readSpill(g int, src []byte) ([]byte, error)
+	partialColumn
 	// reset drops every group, keeping the memory.
 	reset()
-	// fresh returns an empty column computing the same function.
-	fresh() statsColumn
 	// memBytes is the memory the column's groups use (not its spare
 	// capacity, which reset keeps for the next groups).
 	memBytes() int64
 }
 
 // spillRun is one table written out: partition p is the bytes
-// [offs[p], offs[p+1]) of f.
+// [offs[p], offs[p+1]) of f, or of mem for a run held in memory (a node's
+// partial state, Merger.AddPartial).
 type spillRun struct {
 	f    *os.File
+	mem  []byte
 	offs [spillParts + 1]int64
+}
+
+// A run's record, for one group: its key and each function's state, each
+// as a uvarint length and the bytes (appendRecord). Records are in
+// partition order: partOf(key).
+
+// partitionOrder sorts tab's groups by partition (a counting sort):
+// partition p's groups are sp.order[counts[p]:counts[p+1]].
+func (sp *spillState) partitionOrder(tab *groupTable) (counts [spillParts + 1]int) {
+	n := tab.len()
+	sp.parts = slices.Grow(sp.parts[:0], n)[:n]
+	for g := range n {
+		p := partOf(tab.key(g))
+		sp.parts[g] = p
+		counts[p+1]++
+	}
+	for p := 1; p <= spillParts; p++ {
+		counts[p] += counts[p-1]
+	}
+	sp.order = slices.Grow(sp.order[:0], n)[:n]
+	next := counts
+	for g := range n {
+		p := sp.parts[g]
+		sp.order[next[p]] = uint32(g)
+		next[p]++
+	}
+	return counts
+}
+
+// partOf is the partition of a group key: the top 7 bits of its xxhash,
+// the same in every process (a node's partial state is partitioned as its
+// spill runs are, and the merge reads partition p of every node at once).
+// The table's slots use its maphash, which is unrelated.
+func partOf(k []byte) uint8 { return uint8(xxhash.Sum64(k) >> 57) }
+
+// appendRecord appends group g of tab and cols (partialColumns all) as a
+// run record.
+func appendRecord(dst []byte, tab *groupTable, cols []statsColumn, g int, state *[]byte) []byte {
+	dst = appendBlob(dst, tab.key(g))
+	for _, c := range cols {
+		*state = c.(partialColumn).appendState((*state)[:0], g)
+		dst = appendBlob(dst, *state)
+	}
+	return dst
 }
 
 // spillState is a statsProc's spilled runs and the files that hold them
@@ -85,6 +126,7 @@ type spillState struct {
 	buf     []byte
 	order   []uint32 // scratch: group indexes sorted by partition
 	parts   []uint8  // scratch: partition of each group
+	state   []byte   // scratch: one state
 }
 
 var errSpillFormat = errors.New("stats spill: corrupt temp file")
@@ -144,24 +186,7 @@ func (s *statsProc) spillTable() error {
 		sp.own = f
 		sp.files = append(sp.files, f)
 	}
-	// Counting sort of the groups by partition.
-	sp.parts = slices.Grow(sp.parts[:0], n)[:n]
-	var counts [spillParts + 1]int
-	for g := range n {
-		p := spillPart(s.tab.hash(g))
-		sp.parts[g] = p
-		counts[p+1]++
-	}
-	for p := 1; p <= spillParts; p++ {
-		counts[p] += counts[p-1]
-	}
-	sp.order = slices.Grow(sp.order[:0], n)[:n]
-	next := counts
-	for g := range n {
-		p := sp.parts[g]
-		sp.order[next[p]] = uint32(g)
-		next[p]++
-	}
+	counts := sp.partitionOrder(&s.tab)
 	run := &spillRun{f: sp.own}
 	buf := sp.buf[:0]
 	pos := sp.ownSize
@@ -176,12 +201,7 @@ func (s *statsProc) spillTable() error {
 	for p := 0; p < spillParts; p++ {
 		run.offs[p] = pos + int64(len(buf))
 		for _, g := range sp.order[counts[p]:counts[p+1]] {
-			k := s.tab.key(int(g))
-			buf = binary.AppendUvarint(buf, uint64(len(k)))
-			buf = append(buf, k...)
-			for _, c := range s.cols {
-				buf = c.(spillColumn).appendSpill(buf, int(g))
-			}
+			buf = appendRecord(buf, &s.tab, s.cols, int(g), &sp.state)
 			if len(buf) >= 1<<20 {
 				if err := flush(); err != nil {
 					return err
@@ -206,10 +226,6 @@ func (s *statsProc) spillTable() error {
 	return nil
 }
 
-// spillPart is the partition of a key hash: its top bits, which the
-// table's slot index (the low bits) does not use.
-func spillPart(h uint64) uint8 { return uint8(h >> 57) }
-
 // adopt takes over o's runs and files (o is a merged worker's statsProc).
 func (sp *spillState) adopt(o *spillState) {
 	sp.runs = append(sp.runs, o.runs...)
@@ -231,31 +247,35 @@ func (s *statsProc) release() {
 }
 
 // readPart folds partition p of runs into tab and cols (one column per
-// stats function, spillColumns all). buf is scratch, grown as needed.
-// Several goroutines may read the runs at once (ReadAt).
+// stats function, partialColumns all). buf is scratch, grown as needed.
+// Several goroutines may read the runs at once (ReadAt, or runs in memory).
 func readPart(tab *groupTable, cols []statsColumn, runs []*spillRun, buf *[]byte, p int) error {
 	for _, run := range runs {
 		n := run.offs[p+1] - run.offs[p]
 		if n == 0 {
 			continue
 		}
-		if int64(cap(*buf)) < n {
-			*buf = make([]byte, n)
-		}
-		b := (*buf)[:n]
-		if _, err := run.f.ReadAt(b, run.offs[p]); err != nil {
-			if errors.Is(err, io.EOF) {
-				err = errSpillFormat
+		var b []byte
+		if run.mem != nil {
+			b = run.mem[run.offs[p]:run.offs[p+1]]
+		} else {
+			if int64(cap(*buf)) < n {
+				*buf = make([]byte, n)
 			}
-			return fmt.Errorf("stats: read spilled groups: %w", err)
-		}
-		for len(b) > 0 {
-			kl, w := binary.Uvarint(b)
-			if w <= 0 || kl > uint64(len(b)-w) {
-				return errSpillFormat
+			b = (*buf)[:n]
+			if _, err := run.f.ReadAt(b, run.offs[p]); err != nil {
+				if errors.Is(err, io.EOF) {
+					err = errSpillFormat
+				}
+				return fmt.Errorf("stats: read spilled groups: %w", err)
 			}
-			k := b[w : w+int(kl)]
-			b = b[w+int(kl):]
+		}
+		d := partialDecoder{b: b}
+		for d.pos < len(b) {
+			k, err := d.blob()
+			if err != nil {
+				return err
+			}
 			g, added := tab.findOrAdd(k)
 			if added {
 				for _, c := range cols {
@@ -263,9 +283,12 @@ func readPart(tab *groupTable, cols []statsColumn, runs []*spillRun, buf *[]byte
 				}
 			}
 			for _, c := range cols {
-				var err error
-				if b, err = c.(spillColumn).readSpill(g, b); err != nil {
+				state, err := d.blob()
+				if err != nil {
 					return err
+				}
+				if err := c.(partialColumn).mergeState(g, state); err != nil {
+					return fmt.Errorf("%w: %v", errPartialFormat, err)
 				}
 			}
 		}
@@ -318,61 +341,12 @@ func (s *statsProc) flushSpilled() error {
 		}
 		return s.flushTable()
 	}
-	// Many groups: goroutine k aggregates partitions k, k+n, k+2n... and
-	// formats their results; this goroutine emits the partitions in order,
-	// so the output order does not depend on scheduling.
-	n := min(runtime.GOMAXPROCS(0), spillParts)
+	// Many groups: partitions are aggregated on every CPU and emitted here
+	// in partition order, so the output order does not depend on
+	// scheduling.
 	sorter, topCol := s.topKIndex()
-	parts := make([]chan spilledPart, n)
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	for k := range parts {
-		parts[k] = make(chan spilledPart, 1)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var buf []byte
-			groups := 0 // in this goroutine's last partition
-			for p := k; p < spillParts; p += n {
-				var sp spilledPart
-				cols := make([]statsColumn, len(s.cols))
-				for i, c := range s.cols {
-					cols[i] = c.(spillColumn).fresh()
-				}
-				// Partitions hold about as many groups as each other
-				// (keys are spread by hash): sizing the index for the last
-				// one's saves growing it from empty every time.
-				sp.tab.presize(groups)
-				sp.err = readPart(&sp.tab, cols, s.spill.runs, &buf, p)
-				groups = sp.tab.len()
-				if sorter != nil {
-					// The emitting goroutine formats only the groups
-					// the sort after keeps (statsProc.topK).
-					sp.cols = cols
-				} else if sp.err == nil {
-					nf := len(cols)
-					sp.vals = make([]string, sp.tab.len()*nf)
-					for g := range sp.tab.len() {
-						for i, c := range cols {
-							sp.vals[g*nf+i] = c.result(g)
-						}
-					}
-				}
-				select {
-				case parts[k] <- sp:
-				case <-done:
-					return
-				}
-				if sp.err != nil {
-					return
-				}
-			}
-		}()
-	}
-	defer func() {
-		close(done)
-		wg.Wait()
-	}()
+	parts, stop := s.aggregateParts(sorter == nil)
+	defer stop()
 	var by, scratch []string
 	nf := len(s.cols)
 	skipped := 0
@@ -400,8 +374,8 @@ func (s *statsProc) flushSpilled() error {
 	var held []spilledPart // while sorting: the partitions so far
 	heldGroups := 0
 	sorting := true
-	for p := 0; p < spillParts; p++ {
-		sp := <-parts[p%n]
+	for range spillParts {
+		sp := <-parts
 		if sp.err != nil {
 			return sp.err
 		}
@@ -438,6 +412,91 @@ func (s *statsProc) flushSpilled() error {
 		}
 	}
 	return s.next.flush()
+}
+
+// aggregateParts aggregates the partitions of s's spilled runs, one
+// goroutine per CPU (goroutine k takes partitions k, k+n, k+2n...), and
+// returns them in partition order on parts: spillParts of them, or fewer
+// after one with an error, which is the last. With format, each part's
+// results are formatted on its goroutine (spilledPart.vals); otherwise
+// the part keeps its columns. stop ends the goroutines (the caller may
+// stop reading early) and waits for them.
+func (s *statsProc) aggregateParts(format bool) (parts <-chan spilledPart, stop func()) {
+	n := min(runtime.GOMAXPROCS(0), spillParts)
+	outs := make([]chan spilledPart, n)
+	ordered := make(chan spilledPart)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for k := range outs {
+		outs[k] = make(chan spilledPart, 1)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var buf []byte
+			groups := 0 // in this goroutine's last partition
+			// States count their memory in a tracker of this goroutine's
+			// (a tracker is not safe for concurrent use).
+			mem := newMemTracker(s.p)
+			for p := k; p < spillParts; p += n {
+				var sp spilledPart
+				cols, err := s.newColumns(mem)
+				if err != nil {
+					sp.err = err
+				}
+				// Partitions hold about as many groups as each other
+				// (keys are spread by hash): sizing the index for the last
+				// one's saves growing it from empty every time.
+				sp.tab.presize(groups)
+				if sp.err == nil {
+					sp.err = readPart(&sp.tab, cols, s.spill.runs, &buf, p)
+				}
+				groups = sp.tab.len()
+				if !format {
+					sp.cols = cols
+				} else if sp.err == nil {
+					nf := len(cols)
+					sp.vals = make([]string, sp.tab.len()*nf)
+					for g := range sp.tab.len() {
+						for i, c := range cols {
+							sp.vals[g*nf+i] = c.result(g)
+						}
+					}
+				}
+				select {
+				case outs[k] <- sp:
+				case <-done:
+					return
+				}
+				if sp.err != nil {
+					return
+				}
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for p := range spillParts {
+			var sp spilledPart
+			select {
+			case sp = <-outs[p%n]:
+			case <-done:
+				return
+			}
+			select {
+			case ordered <- sp:
+			case <-done:
+				return
+			}
+			if sp.err != nil {
+				return
+			}
+		}
+	}()
+	return ordered, func() {
+		close(done)
+		wg.Wait()
+	}
 }
 
 // emitSortedParts emits the groups of parts sorted by their by-values.
@@ -479,10 +538,6 @@ func (c *countColumn) readSpill(g int, src []byte) ([]byte, error) {
 	return src[w:], nil
 }
 
-func (c *countColumn) fresh() statsColumn {
-	return &countColumn{fields: c.fields, empty: c.empty, rate: c.rate, sumLen: c.sumLen}
-}
-
 func (c *countColumn) reset()          { c.n = c.n[:0] }
 func (c *countColumn) memBytes() int64 { return 8 * int64(len(c.n)) }
 
@@ -504,8 +559,6 @@ func (c *sumColumn) readSpill(g int, src []byte) ([]byte, error) {
 	return src[8+w:], nil
 }
 
-func (c *sumColumn) fresh() statsColumn { return &sumColumn{fields: c.fields, avg: c.avg} }
-
 func (c *sumColumn) reset() { c.sum, c.n = c.sum[:0], c.n[:0] }
 func (c *sumColumn) memBytes() int64 {
 	return 16 * int64(len(c.n))
@@ -518,28 +571,6 @@ func (t *groupTable) presize(n int) {
 		t.slots = make([]uint64, max(64, 1<<bits.Len(uint(2*n))))
 	}
 }
-
-// reserve makes room for n more groups whose keys hold keyBytes bytes,
-// so that adding them rehashes at most once, here, and copies no keys:
-// for a merge that knows how many groups are coming (an upper bound:
-// some may already be in the table).
-func (t *groupTable) reserve(n, keyBytes int) {
-	if n <= 0 {
-		return
-	}
-	t.keys = slices.Grow(t.keys, keyBytes)
-	t.off = slices.Grow(t.off, n)
-	want := max(64, 1<<bits.Len(uint(2*(len(t.off)+n))))
-	if want > len(t.slots) {
-		if !t.seeded {
-			t.seed, t.seeded = groupSeed, true
-		}
-		t.rehash(want)
-	}
-}
-
-// hash returns group g's key hash.
-func (t *groupTable) hash(g int) uint64 { return maphash.Bytes(t.seed, t.key(g)) }
 
 // reset drops every group, keeping the memory.
 func (t *groupTable) reset() {

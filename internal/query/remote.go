@@ -8,13 +8,21 @@ package query
 //
 // Partial format (Options.Partial writes it, Merger.AddPartial reads it):
 //
-//	"spate-partial-1\n"
+//	"spate-partial-2\n"
 //	uvarint len, the stats pipe's text      (both sides must agree)
-//	uvarint groups, uvarint bytes of their keys  (so that the merge sizes its table once)
-//	per group: 1, uvarint len, group key, then per function: uvarint len, state
-//	0, uvarint count, then that many uvarint len + text: approximations noted
+//	the groups, in partition order (partOf, as spill runs are): per group
+//	  uvarint len, group key, then per function: uvarint len, state
+//	trailer: uvarint groups, uvarint bytes of their keys,
+//	  spillParts uvarint lengths (bytes of each partition's groups),
+//	  uvarint count, then that many uvarint len + text: approximations noted
+//	8 bytes, little-endian: the trailer's offset
 //
-// A stream without the final 0 was cut short: the merge fails.
+// A node's state is so one spill run, held in memory: the merge folds
+// partition p of every node's state at once into a table that stays in
+// the cache, as a spilled stats pipe folds its runs (flushSpilled). The
+// node writes it as it goes, and the trailer, which says where each
+// partition ends, comes last. A stream whose lengths do not add up was
+// cut short or is not this format: the merge refuses it.
 
 import (
 	"bufio"
@@ -24,7 +32,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"runtime"
 	"slices"
 	"strconv"
 	"sync"
@@ -35,7 +42,7 @@ import (
 	"github.com/spate-io/spate/internal/ndjson"
 )
 
-const partialMagic = "spate-partial-1\n"
+const partialMagic = "spate-partial-2\n"
 
 // errPartialFormat is a partial stream that cannot be read.
 var errPartialFormat = errors.New("malformed partial stats state")
@@ -96,30 +103,15 @@ type Merger struct {
 	p    *plan
 	mu   sync.Mutex
 	head processor // where rows go (rows mode)
-	// shards are the merged stats (partial mode). With more than one,
-	// groups are split among them by hash: each merges and emits its own
-	// groups on a core of its own, into its own copy of the sort that
-	// follows the stats pipe (bars), and the sorts are merged at the end.
-	// See mergeShards.
-	shards []*statsProc
-	bars   []processor
-	dealt  [][]partialGroup // AddPartial's groups per shard, reused
-	done   bool             // a limit was reached: later rows are dropped
-	rows   int64
-	notes  []string
-	// expect is how many partial states will come (Expect), added how
-	// many have.
-	expect, added int
-}
-
-// Expect says that n partial states will be added, so that the first
-// sizes the merged table for all of them (an upper bound when their groups
-// overlap: at most one state's worth of groups per node). Call it before
-// AddPartial.
-func (m *Merger) Expect(n int) {
-	m.mu.Lock()
-	m.expect = n
-	m.mu.Unlock()
+	// stats is the merged stats pipe (partial mode): the nodes' states
+	// are its runs, held in memory until Finish folds them a partition at
+	// a time (flushSpilled).
+	stats   *statsProc
+	runs    []*spillRun
+	records int64 // groups over runs
+	done    bool  // a limit was reached: later rows are dropped
+	rows    int64
+	notes   []string
 }
 
 // NewMerger starts merging for rp with opts (those of the query, as
@@ -133,40 +125,16 @@ func (rp *RemotePlan) NewMerger(opts Options, sink Sink) (*Merger, error) {
 	m := &Merger{rp: rp, p: p}
 	var term processor = &sinkProc{sink: sink, raw: p.rawRows}
 	if rp.Partial {
-		if n := mergeShards(rp); n > 1 {
-			rest, err := buildChain(p, slices.Clone(rp.local[1:]), term)
-			if err != nil {
-				return nil, err
-			}
-			for range n {
-				bar, err := buildChain(p, slices.Clone(rp.local[:1]), rest)
-				if err != nil {
-					return nil, err
-				}
-				if _, ok := bar.(mergeable); !ok {
-					return nil, fmt.Errorf("BUG: %T after a sharded merge is not mergeable", bar)
-				}
-				sp, err := newStatsProc(p, rp.stats, bar)
-				if err != nil {
-					return nil, err
-				}
-				m.bars = append(m.bars, bar)
-				m.shards = append(m.shards, sp.(*statsProc))
-			}
-		} else {
-			post, err := buildChain(p, slices.Clone(rp.local), term)
-			if err != nil {
-				return nil, err
-			}
-			sp, err := newStatsProc(p, rp.stats, post)
-			if err != nil {
-				return nil, err
-			}
-			m.shards = []*statsProc{sp.(*statsProc)}
+		post, err := buildChain(p, slices.Clone(rp.local), term)
+		if err != nil {
+			return nil, err
 		}
-		for _, sp := range m.shards {
-			sp.budget = 0 // merged groups stay in memory
+		sp, err := newStatsProc(p, rp.stats, post)
+		if err != nil {
+			return nil, err
 		}
+		m.stats = sp.(*statsProc)
+		m.stats.budget = 0 // the merge spills nothing of its own
 		return m, nil
 	}
 	if m.head, err = buildChain(p, slices.Clone(rp.local), term); err != nil {
@@ -175,10 +143,10 @@ func (rp *RemotePlan) NewMerger(opts Options, sink Sink) (*Merger, error) {
 	return m, nil
 }
 
-// AddPartial merges one node's complete partial stats state, group by
-// group: the merge holds the merged groups, not each node's. src is not
-// kept. States merge one at a time; with shards (mergeShards), the shards
-// merge each state's groups in parallel.
+// AddPartial adds one node's complete partial stats state. It checks
+// the whole state and adds nothing from one that fails; the groups are
+// merged by Finish, which reads them from src: src must not change until
+// Finish returns.
 func (m *Merger) AddPartial(src []byte) error {
 	if !m.rp.Partial {
 		return errors.New("BUG: AddPartial on a plan without partial stats")
@@ -195,194 +163,92 @@ func (m *Merger) AddPartial(src []byte) error {
 	if want := m.rp.stats.String(); string(sig) != want {
 		return fmt.Errorf("%w: the node ran %q, not %q", errPartialFormat, sig, want)
 	}
-	groups, err1 := d.uvarint()
-	keyBytes, err2 := d.uvarint()
-	// Every group takes at least 3 bytes (tag, key length, a state's
-	// length), and its key's: counts past that are not this stream's, and
-	// must not size the tables.
-	if err1 != nil || err2 != nil || groups > uint64(len(src))/3 || keyBytes > uint64(len(src)) {
+	start := d.pos
+	if len(src)-start < 8 {
+		return fmt.Errorf("%w: cut short", errPartialFormat)
+	}
+	end := len(src) - 8
+	trailer := binary.LittleEndian.Uint64(src[end:])
+	if trailer < uint64(start) || trailer > uint64(end) {
+		return fmt.Errorf("%w: cut short", errPartialFormat)
+	}
+	t := partialDecoder{b: src[:end], pos: int(trailer)}
+	groups, err1 := t.uvarint()
+	_, err2 := t.uvarint() // the bytes of the keys
+	if err1 != nil || err2 != nil || groups > uint64(end)/2 {
 		return fmt.Errorf("%w: bad group count", errPartialFormat)
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	// Room for this state's groups, and for as many again per state still
-	// to come (Expect): nodes' states are alike in size, and growing the
-	// table later would rehash every group merged so far.
-	more := max(1, m.expect-m.added)
-	m.added++
-	if len(m.shards) == 1 {
-		s := m.shards[0]
-		s.reserveGroups(more*int(groups), more*int(keyBytes))
-		if err := mergeStream(s, &d, src, nil); err != nil {
-			return err
+	run := &spillRun{mem: src}
+	run.offs[0] = int64(start)
+	for p := range spillParts {
+		n, err := t.uvarint()
+		if err != nil || n > trailer-uint64(run.offs[p]) {
+			return fmt.Errorf("%w: bad partition length", errPartialFormat)
 		}
-		return m.readNotes(&d)
+		run.offs[p+1] = run.offs[p] + int64(n)
 	}
-	// Sharded: one pass reads every group's key and hash and deals it to
-	// its shard, then the shards merge theirs at once.
-	n := len(m.shards)
-	if m.dealt == nil {
-		m.dealt = make([][]partialGroup, n)
+	if run.offs[spillParts] != int64(trailer) {
+		return fmt.Errorf("%w: partitions of %d bytes in %d", errPartialFormat, run.offs[spillParts]-int64(start), int64(trailer)-int64(start))
 	}
-	dealt := m.dealt
-	for i := range dealt {
-		dealt[i] = slices.Grow(dealt[i][:0], int(groups)/n+int(groups)/(4*n)+16)
-	}
-	if err := mergeStream(m.shards[0], &d, src, func(pg partialGroup) {
-		i := int(uint32(pg.hash>>32) % uint32(n))
-		dealt[i] = append(dealt[i], pg)
-	}); err != nil {
+	notes, err := readNotes(&t)
+	if err != nil {
 		return err
 	}
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i, s := range m.shards {
-		wg.Go(func() {
-			s.reserveGroups(more*len(dealt[i]), more*int(keyBytes)/n)
-			errs[i] = mergeBatches(s, dealt[i], src)
-		})
+	if t.pos != end {
+		return fmt.Errorf("%w: bad trailer", errPartialFormat)
 	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return err
-	}
-	return m.readNotes(&d)
-}
-
-// mergeStream reads the groups of the stream d up to its trailer (d is
-// left at the trailer's count). With deal nil it merges them into s, in
-// batches; else it hands each to deal and merges nothing.
-func mergeStream(s *statsProc, d *partialDecoder, src []byte, deal func(partialGroup)) error {
-	var batch [partialBatch]partialGroup
-	for {
-		n := 0
-		for n < len(batch) {
-			tag, err := d.byte()
+	// Every record must read to its partition's end, a key of the by-values
+	// and a state per function, so that Finish finds what it expects.
+	nf, nby := len(m.stats.cols), len(m.rp.stats.By)
+	seen := uint64(0)
+	for p := range spillParts {
+		r := partialDecoder{b: src[:run.offs[p+1]], pos: int(run.offs[p])}
+		for r.pos < len(r.b) {
+			k, err := r.blob()
 			if err != nil {
-				return fmt.Errorf("%w: cut short", errPartialFormat)
-			}
-			if tag == 0 {
-				break
-			}
-			if tag != 1 {
-				return fmt.Errorf("%w: bad tag %d", errPartialFormat, tag)
-			}
-			pg := &batch[n]
-			if pg.key, err = d.blob(); err != nil {
 				return err
 			}
-			pg.states = d.pos
-			for range s.cols {
-				if _, err := d.blob(); err != nil {
+			if !validKey(k, nby) {
+				return fmt.Errorf("%w: a bad group key", errPartialFormat)
+			}
+			for range nf {
+				if _, err := r.blob(); err != nil {
 					return err
 				}
 			}
-			pg.hash = s.tab.hashKey(pg.key)
-			n++
-		}
-		if deal != nil {
-			for i := range n {
-				deal(batch[i])
-			}
-		} else if err := mergeBatches(s, batch[:n], src); err != nil {
-			return err
-		}
-		if n < len(batch) {
-			return nil
+			seen++
 		}
 	}
-}
-
-// mergeBatches merges groups into s, partialBatch at a time: first each
-// one's slot in the table is loaded, loads that do not wait for one
-// another, then each is found or added. With a table larger than the
-// caches, most slots are cache misses, and this overlaps them.
-func mergeBatches(s *statsProc, groups []partialGroup, src []byte) error {
-	var sink uint64
-	for start := 0; start < len(groups); start += partialBatch {
-		batch := groups[start:min(start+partialBatch, len(groups))]
-		for i := range batch {
-			sink += s.tab.slotFor(batch[i].hash)
-		}
-		for i := range batch {
-			if err := mergeGroup(s, &batch[i], src); err != nil {
-				return err
-			}
+	if seen != groups {
+		return fmt.Errorf("%w: %d groups, not %d", errPartialFormat, seen, groups)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.runs = append(m.runs, run)
+	m.records += int64(groups)
+	for _, n := range notes {
+		if !slices.Contains(m.notes, n) {
+			m.notes = append(m.notes, n)
 		}
 	}
-	s.slotSink += sink
 	return nil
 }
 
-// mergeShards returns how many shards a Merger for rp merges and emits
-// its groups in: one per core, when the stats pipe has by-fields (a pipe
-// without them has exactly one group) and is followed by a sort (which
-// puts the shards' rows back in order and merges like workers' sorts).
-func mergeShards(rp *RemotePlan) int {
-	if !rp.Partial || len(rp.stats.By) == 0 || len(rp.local) == 0 {
-		return 1
-	}
-	if _, ok := rp.local[0].(*PipeSort); !ok {
-		return 1
-	}
-	return max(1, min(runtime.GOMAXPROCS(0), maxMergeShards))
-}
-
-// maxMergeShards bounds the shards of a merge.
-const maxMergeShards = 8
-
-// partialBatch is how many groups AddPartial looks up at once.
-const partialBatch = 32
-
-// partialGroup is one group of a partial state being merged: its key and
-// hash, and where its states start in the stream.
-type partialGroup struct {
-	key    []byte
-	hash   uint64
-	states int
-}
-
-// readNotes reads the trailer: the node's approximation notes.
-func (m *Merger) readNotes(d *partialDecoder) error {
+// readNotes reads the trailer's approximation notes.
+func readNotes(d *partialDecoder) ([]string, error) {
 	n, err := d.uvarint()
 	if err != nil || n > 1000 {
-		return fmt.Errorf("%w: bad trailer", errPartialFormat)
+		return nil, fmt.Errorf("%w: bad trailer", errPartialFormat)
 	}
+	var notes []string
 	for range n {
 		b, err := d.blob()
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if !slices.Contains(m.notes, string(b)) {
-			m.notes = append(m.notes, string(b))
-		}
+		notes = append(notes, string(b))
 	}
-	return nil
-}
-
-// mergeGroup merges group pg of the stream src into s.
-func mergeGroup(s *statsProc, pg *partialGroup, src []byte) error {
-	g, added := s.tab.findOrAddHash(pg.key, pg.hash)
-	if added {
-		for _, c := range s.cols {
-			c.grow(g + 1)
-		}
-	}
-	d := partialDecoder{b: src, pos: pg.states}
-	for i, c := range s.cols {
-		state, err := d.blob()
-		if err != nil {
-			return err
-		}
-		pc, ok := c.(partialColumn)
-		if !ok {
-			return fmt.Errorf("stats function %s cannot be merged across nodes", s.funcs[i].f.Result)
-		}
-		if err := pc.mergeState(g, state); err != nil {
-			return fmt.Errorf("%w: %s: %v", errPartialFormat, s.funcs[i].f.Result, err)
-		}
-	}
-	return nil
+	return notes, nil
 }
 
 // partialDecoder reads a partial stream held in memory. The slices it
@@ -552,9 +418,10 @@ func (m *Merger) Finish() (Stats, error) {
 	var st Stats
 	var err error
 	if m.rp.Partial {
-		err = m.flushShards()
-		// The shards share the plan's memory accounting, and so its notes.
-		st.Approximate = append(slices.Clone(m.notes), m.shards[0].approximations()...)
+		s := m.stats
+		s.spill = &spillState{runs: m.runs, records: m.records}
+		err = s.flushSpilled()
+		st.Approximate = append(slices.Clone(m.notes), s.approximations()...)
 	} else {
 		err = m.head.flush()
 		st.Matched = m.rows
@@ -567,33 +434,6 @@ func (m *Merger) Finish() (Stats, error) {
 	return st, err
 }
 
-// flushShards sends the merged groups through the rest of the query. With
-// several shards, each emits its groups into its own sort at once, and the
-// sorts are merged and flushed.
-func (m *Merger) flushShards() error {
-	if len(m.shards) == 1 {
-		return m.shards[0].flush()
-	}
-	errs := make([]error, len(m.shards))
-	var wg sync.WaitGroup
-	for i, s := range m.shards {
-		// In table order: the sort after the stats pipe orders the rows
-		// (and its ties by their fields, whatever order they come in).
-		wg.Go(func() { errs[i] = s.emitTable(false) })
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return err
-	}
-	head := m.bars[0].(mergeable)
-	for _, b := range m.bars[1:] {
-		if err := head.merge(b); err != nil {
-			return err
-		}
-	}
-	return head.flush()
-}
-
 // partialWriters holds writePartial's 64 KiB buffers, one per node
 // query otherwise.
 var partialWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 64<<10) }}
@@ -602,6 +442,11 @@ var partialWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil,
 // approximation notes go in the trailer.
 func (s *statsProc) writePartial(w io.Writer, notes []string) error {
 	s.foldCount()
+	for i, c := range s.cols {
+		if _, ok := c.(partialColumn); !ok {
+			return fmt.Errorf("stats function %s cannot be merged across nodes", s.funcs[i].f.Result)
+		}
+	}
 	bw := partialWriters.Get().(*bufio.Writer)
 	bw.Reset(w)
 	defer func() {
@@ -610,32 +455,73 @@ func (s *statsProc) writePartial(w io.Writer, notes []string) error {
 	}()
 	buf := append([]byte(partialMagic), 0)[:len(partialMagic)]
 	buf = appendBlob(buf, []byte(s.st.String()))
-	buf = binary.AppendUvarint(buf, uint64(s.tab.len()))
-	buf = binary.AppendUvarint(buf, uint64(len(s.tab.keys)))
+	written := int64(0) // bytes of buf already written
+	var lens [spillParts]uint64
+	groups, keyBytes := 0, 0
 	var state []byte
-	for g := 0; g < s.tab.len(); g++ {
-		buf = append(buf, 1)
-		buf = appendBlob(buf, s.tab.key(g))
-		for i, c := range s.cols {
-			pc, ok := c.(partialColumn)
-			if !ok {
-				return fmt.Errorf("stats function %s cannot be merged across nodes", s.funcs[i].f.Result)
+	// add writes groups order of tab and cols as partition p's.
+	add := func(p int, tab *groupTable, cols []statsColumn, order []uint32) error {
+		for _, g := range order {
+			n := len(buf)
+			buf = appendRecord(buf, tab, cols, int(g), &state)
+			lens[p] += uint64(len(buf) - n)
+			keyBytes += len(tab.key(int(g)))
+			if len(buf) >= 32<<10 {
+				if _, err := bw.Write(buf); err != nil {
+					return err
+				}
+				written += int64(len(buf))
+				buf = buf[:0]
 			}
-			state = pc.appendState(state[:0], g)
-			buf = appendBlob(buf, state)
 		}
-		if len(buf) >= 32<<10 {
-			if _, err := bw.Write(buf); err != nil {
+		groups += len(order)
+		return nil
+	}
+	if s.spill == nil {
+		var sp spillState
+		counts := sp.partitionOrder(&s.tab)
+		for p := range spillParts {
+			if err := add(p, &s.tab, s.cols, sp.order[counts[p]:counts[p+1]]); err != nil {
 				return err
 			}
-			buf = buf[:0]
+		}
+	} else {
+		// Spilled: the partitions aggregated one at a time, each in the
+		// cache, as flushSpilled does (faster than one table of every
+		// group, whose lookups miss it).
+		defer s.release()
+		if err := s.spillTable(); err != nil {
+			return err
+		}
+		s.tab = groupTable{}
+		parts, stop := s.aggregateParts(false)
+		defer stop()
+		var order []uint32
+		for p := range spillParts {
+			sp := <-parts
+			if sp.err != nil {
+				return sp.err
+			}
+			order = order[:0]
+			for g := range sp.tab.len() {
+				order = append(order, uint32(g))
+			}
+			if err := add(p, &sp.tab, sp.cols, order); err != nil {
+				return err
+			}
 		}
 	}
-	buf = append(buf, 0)
+	trailer := written + int64(len(buf))
+	buf = binary.AppendUvarint(buf, uint64(groups))
+	buf = binary.AppendUvarint(buf, uint64(keyBytes))
+	for _, n := range lens {
+		buf = binary.AppendUvarint(buf, n)
+	}
 	buf = binary.AppendUvarint(buf, uint64(len(notes)))
 	for _, n := range notes {
 		buf = appendBlob(buf, []byte(n))
 	}
+	buf = binary.LittleEndian.AppendUint64(buf, uint64(trailer))
 	if _, err := bw.Write(buf); err != nil {
 		return err
 	}

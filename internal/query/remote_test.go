@@ -5,13 +5,16 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/iotest"
 
@@ -44,17 +47,25 @@ func (s *jsonRowsSink) WriteRow(r *query.Row) error {
 // runRemote runs text as PlanRemote splits it: each of paths is one node,
 // and the merge runs the rest.
 func runRemote(t testing.TB, text string, paths []string) ([]map[string]string, error) {
+	rows, _, err := runRemoteOpts(t, text, paths, query.Options{})
+	return rows, err
+}
+
+// runRemoteOpts is runRemote with the nodes' partial runs made with
+// nodeOpts (Partial set here); spilled is the bytes their stats spilled.
+func runRemoteOpts(t testing.TB, text string, paths []string, nodeOpts query.Options) (rows []map[string]string, spilled int64, err error) {
 	t.Helper()
 	q, err := query.Parse(text, diffNow)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	rp := query.PlanRemote(q)
 	var out rowsSink
 	m, err := rp.NewMerger(query.Options{}, &out)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
+	var spill atomic.Int64
 	var wg sync.WaitGroup
 	errs := make([]error, len(paths))
 	for i, path := range paths {
@@ -62,10 +73,14 @@ func runRemote(t testing.TB, text string, paths []string) ([]map[string]string, 
 			cfg := fileread.Config{Workers: 2, ChunkSize: 64 << 10}
 			if rp.Partial {
 				var b bytes.Buffer
-				if _, err := query.Run(context.Background(), rp.Remote, []string{path}, cfg, query.Options{Partial: &b}, nil); err != nil {
+				o := nodeOpts
+				o.Partial = &b
+				st, err := query.Run(context.Background(), rp.Remote, []string{path}, cfg, o, nil)
+				if err != nil {
 					errs[i] = err
 					return
 				}
+				spill.Add(st.Spilled)
 				errs[i] = m.AddPartial(b.Bytes())
 				return
 			}
@@ -80,13 +95,13 @@ func runRemote(t testing.TB, text string, paths []string) ([]map[string]string, 
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 	}
 	if _, err := m.Finish(); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return out.rows, nil
+	return out.rows, spill.Load(), nil
 }
 
 // splitFile writes lines into n files, line i to file i%n.
@@ -110,7 +125,11 @@ func splitFile(t testing.TB, lines []string, n int) []string {
 
 // TestRemoteDifferential runs every differential query over the logs
 // split across 3 nodes, as spate serve --select-peers runs it, and checks
-// the merged answer against the naive evaluator over all the logs.
+// the merged answer against the naive evaluator over all the logs: with
+// the nodes' default group memory, and with 8 KiB, so that their stats
+// spill and their partial states are written from spilled partitions;
+// the merge reading every state into one table (few groups), and a
+// partition at a time on every CPU (many).
 func TestRemoteDifferential(t *testing.T) {
 	size := int64(1 << 20)
 	if testing.Short() {
@@ -119,6 +138,8 @@ func TestRemoteDifferential(t *testing.T) {
 	path := writeGen(t, 11, size)
 	lines := readLines(t, path)
 	paths := splitFile(t, lines, 3)
+	tmp := t.TempDir()
+	spills := 0
 	for _, dq := range diffQueries {
 		if (strings.Contains(dq.q, "limit") || strings.Contains(dq.q, "offset") || strings.Contains(dq.q, "head")) && !strings.Contains(dq.q, "sort") {
 			continue // the first N rows in file order, which nodes do not share
@@ -134,15 +155,36 @@ func TestRemoteDifferential(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: naive: %v", dq.q, err)
 		}
-		got, err := runRemote(t, dq.q, paths)
-		if err != nil {
-			t.Errorf("%s: %v", dq.q, err)
-			continue
+		for i, o := range []query.Options{{}, {GroupMemory: 8 << 10, TempDir: tmp}, {GroupMemory: 8 << 10, TempDir: tmp}} {
+			var restore []func()
+			if i == 2 {
+				// The merge folds the nodes' states a partition at a time
+				// on every CPU, as for many groups, and emits them unsorted.
+				restore = append(restore, query.SetMaxSortedSpilled(0), query.SetMaxSortedSpilledGroups(0))
+			}
+			got, spilled, err := runRemoteOpts(t, dq.q, paths, o)
+			for _, f := range restore {
+				f()
+			}
+			if err != nil {
+				t.Errorf("%s (group memory %d): %v", dq.q, o.GroupMemory, err)
+				continue
+			}
+			if spilled > 0 {
+				spills++
+			}
+			c := conformance.Case{ID: dq.q, Query: dq.q, Ordered: dq.ordered, Expected: want, Approx: &floatTolerance}
+			if err := conformance.Compare(c, got); err != nil {
+				t.Errorf("%s over 3 nodes (group memory %d): merged and naive differ: %v", dq.q, o.GroupMemory, err)
+			}
 		}
-		c := conformance.Case{ID: dq.q, Query: dq.q, Ordered: dq.ordered, Expected: want, Approx: &floatTolerance}
-		if err := conformance.Compare(c, got); err != nil {
-			t.Errorf("%s over 3 nodes: merged and naive differ: %v", dq.q, err)
-		}
+	}
+	t.Logf("%d queries spilled on the nodes with 8 KiB of group memory", spills)
+	if spills < 5 {
+		t.Errorf("only %d queries spilled on the nodes with 8 KiB of group memory", spills)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) > 0 {
+		t.Errorf("spill files left behind: %d", len(left))
 	}
 }
 
@@ -229,6 +271,48 @@ func TestRemotePartialErrors(t *testing.T) {
 	mp, _ := rpp.NewMerger(query.Options{}, &out)
 	if err := mp.AddPartial(fullp); err != nil {
 		t.Fatalf("the whole state: %v", err)
+	}
+	// Damaged states: a changed byte anywhere (lengths, the trailer, its
+	// offset) never panics; when AddPartial refuses the state, the merge
+	// is as if it never came (the good state alone), and when it takes
+	// it, Finish answers or fails (a changed key or count is not
+	// detectable without a checksum; nodes and fronts talk over TCP).
+	var alone rowsSink
+	ma, _ := rpp.NewMerger(query.Options{}, &alone)
+	if err := ma.AddPartial(fullp); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ma.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(9, 9))
+	for i := range 400 {
+		bad := bytes.Clone(fullp)
+		at := rng.IntN(len(bad))
+		footer := i%4 == 0
+		if footer {
+			at = len(bad) - 1 - rng.IntN(8) // the trailer's offset
+		}
+		bad[at] ^= byte(1 + rng.IntN(255))
+		var got rowsSink
+		mb, _ := rpp.NewMerger(query.Options{}, &got)
+		if err := mb.AddPartial(fullp); err != nil {
+			t.Fatal(err)
+		}
+		err := mb.AddPartial(bad)
+		if footer && err == nil {
+			t.Fatalf("byte %d of the trailer's offset changed: the state was taken", at)
+		}
+		if err != nil {
+			if _, err := mb.Finish(); err != nil {
+				t.Fatalf("byte %d changed: the refused state failed the merge: %v", at, err)
+			}
+			if !slices.EqualFunc(got.rows, alone.rows, maps.Equal) {
+				t.Fatalf("byte %d changed: the refused state changed the answer", at)
+			}
+			continue
+		}
+		mb.Finish()
 	}
 	// Another query's state is refused.
 	q2, _ := query.Parse(`* | stats by (level) count() m`, diffNow)

@@ -33,8 +33,6 @@ func (c *countColumn) grow(n int) {
 	c.n = growZero(c.n, n)
 }
 
-func (c *countColumn) reserve(n int) { c.n = withCap(c.n, n) }
-
 func (c *countColumn) update(g int, r *Row) {
 	switch {
 	case c.sumLen:

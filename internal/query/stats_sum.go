@@ -21,11 +21,6 @@ func (c *sumColumn) grow(n int) {
 	c.n = growZero(c.n, n)
 }
 
-func (c *sumColumn) reserve(n int) {
-	c.sum = withCap(c.sum, n)
-	c.n = withCap(c.n, n)
-}
-
 func (c *sumColumn) update(g int, r *Row) {
 	if len(c.fields) == 1 {
 		// Fast path: one field, no closure.

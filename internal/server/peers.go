@@ -31,10 +31,6 @@ import (
 // missing from it).
 const partialHeader = "Spate-Partial-Response"
 
-// errMergeFailed is a peer's answer that failed half way through the
-// merge: the query fails even with AllowPartial.
-var errMergeFailed = errors.New("cannot merge the answer")
-
 // peerClient is the HTTP client for peers: no timeout of its own, the
 // query's context bounds each request.
 var peerClient = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16, ForceAttemptHTTP2: false}}
@@ -67,8 +63,15 @@ func (s *Server) runPeers(ctx context.Context, a *selectArgs, q *query.Query, si
 	path := "/select/logsql/query"
 	if rp.Partial {
 		path = "/internal/select/partial"
-		m.Expect(len(s.cfg.SelectPeers))
 	}
+	// The peers' partial states, which the merge reads until Finish.
+	var bufsMu sync.Mutex
+	var bufs []*bytes.Buffer
+	defer func() {
+		for _, b := range bufs {
+			putPartialBuf(b)
+		}
+	}()
 	form := url.Values{"query": {rp.Remote.String()}}.Encode()
 	peers := s.cfg.SelectPeers
 	errs := make([]error, len(peers))
@@ -81,19 +84,17 @@ func (s *Server) runPeers(ctx context.Context, a *selectArgs, q *query.Query, si
 					// what the pipes after need, not every peer's rows.
 					return m.AddRows(body)
 				}
-				// A state is merged only once complete, so that a peer
-				// failing half way adds nothing (--allow-partial).
+				// A state is added only once complete and checked, so
+				// that a peer failing half way adds nothing
+				// (--allow-partial).
 				buf := partialBufs.Get().(*bytes.Buffer)
-				defer putPartialBuf(buf)
+				bufsMu.Lock()
+				bufs = append(bufs, buf)
+				bufsMu.Unlock()
 				if _, err := buf.ReadFrom(body); err != nil {
 					return err
 				}
-				if err := m.AddPartial(buf.Bytes()); err != nil {
-					// Some of its groups may be merged: no answer
-					// can leave this peer out now.
-					return fmt.Errorf("%w: %w", errMergeFailed, err)
-				}
-				return nil
+				return m.AddPartial(buf.Bytes())
 			})
 		})
 	}
@@ -118,9 +119,6 @@ func (s *Server) runPeers(ctx context.Context, a *selectArgs, q *query.Query, si
 		var he *httpError
 		if errors.As(err, &he) && he.code == http.StatusBadRequest {
 			return query.Stats{}, err // the query itself is wrong: every peer says so
-		}
-		if errors.Is(err, errMergeFailed) {
-			return query.Stats{}, &httpError{http.StatusBadGateway, err}
 		}
 		if !s.cfg.AllowPartial {
 			return query.Stats{}, &httpError{http.StatusBadGateway, fmt.Errorf("%w (spate serve --allow-partial answers without it)", err)}
