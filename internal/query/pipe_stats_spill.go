@@ -270,11 +270,15 @@ func readPart(tab *groupTable, cols []statsColumn, runs []*spillRun, buf *[]byte
 				return fmt.Errorf("stats: read spilled groups: %w", err)
 			}
 		}
+		bad := errSpillFormat // what a record that does not read is
+		if run.mem != nil {
+			bad = errPartialFormat
+		}
 		d := partialDecoder{b: b}
 		for d.pos < len(b) {
 			k, err := d.blob()
 			if err != nil {
-				return err
+				return fmt.Errorf("%w: %v", bad, err)
 			}
 			g, added := tab.findOrAdd(k)
 			if added {
@@ -284,11 +288,11 @@ func readPart(tab *groupTable, cols []statsColumn, runs []*spillRun, buf *[]byte
 			}
 			for _, c := range cols {
 				state, err := d.blob()
-				if err != nil {
-					return err
+				if err == nil {
+					err = c.(partialColumn).mergeState(g, state)
 				}
-				if err := c.(partialColumn).mergeState(g, state); err != nil {
-					return fmt.Errorf("%w: %v", errPartialFormat, err)
+				if err != nil {
+					return fmt.Errorf("%w: %v", bad, err)
 				}
 			}
 		}
