@@ -34,7 +34,9 @@ func NewIndexLines() segindex.LineReader {
 		rb.build(line, &row)
 		ok := rb.badLines == bad && rb.plainLines == plain
 		timeOK := row.HasTime
-		if tx := row.Get("_time"); timeOK && !strings.HasSuffix(tx, "Z") {
+		// The value as the line has it: row's _time is written again in
+		// UTC, whatever the line held.
+		if tx := rb.timeText; timeOK && !strings.HasSuffix(tx, "Z") {
 			// Slow path: a value that is not UTC RFC 3339 (as ingestion
 			// writes them) reads the same in another zone, or not.
 			t2, ok2 := timeparse.ParseIn(tx, other)

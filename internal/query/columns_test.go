@@ -102,3 +102,30 @@ func TestLiteralRows(t *testing.T) {
 		}
 	}
 }
+
+// TestIndexLinesTimeZone checks that NewIndexLines vouches for a line's
+// time (timeOK) only when its value reads the same in every zone: the
+// check looks at the value as the line holds it, not at the _time the row
+// holds, which is written again in UTC.
+func TestIndexLinesTimeZone(t *testing.T) {
+	read := NewIndexLines()
+	for _, c := range []struct {
+		line   string
+		timeOK bool
+	}{
+		{`{"_time":"2026-01-02T10:00:00Z","_msg":"a"}`, true},
+		{`{"ts":"2026-01-02 10:00:00","msg":"no zone"}`, false},
+		{`{"_time":"2026-01-02T10:00:00","_msg":"no zone"}`, false},
+		{`{"ts":"2026-01-02T10:00:00+02:00","msg":"an offset"}`, true},
+		{`{"ts":"1767348000","msg":"unix seconds"}`, true},
+		{`{"msg":"no time"}`, false},
+		{`plain text after a line without a zone`, false},
+		{`{"ts":"2026-01-02 10:00:00.5","msg":"no zone"}`, false},
+		{`{"_time":"2026-01-02T10:00:00.123Z","_msg":"b"}`, true},
+	} {
+		_, timeOK, _ := read([]byte(c.line), func(string, string) {})
+		if timeOK != c.timeOK {
+			t.Errorf("%s: timeOK %v, want %v", c.line, timeOK, c.timeOK)
+		}
+	}
+}

@@ -108,6 +108,10 @@ type recordBuilder struct {
 	needMsg    bool // _msg is needed
 	needTime   bool // the parsed _time is needed (Row.Time)
 	needTimeTx bool // the _time text is needed as a field
+	// timeText is the time value of the line built last as the line has
+	// it (before it is parsed and written again as _time); it aliases the
+	// line or the arena.
+	timeText   string
 	msgFields  []string
 	timeFields []string
 	timeLoc    *time.Location   // zone of time values without one
@@ -337,6 +341,7 @@ func earlyFilter(f Filter) ([]string, bool) {
 // prefilter skips.
 func (b *recordBuilder) build(line []byte, r *Row) bool {
 	r.reuse()
+	b.timeText = ""
 	if len(line) == 0 || line[0] != '{' {
 		// Fast path for plain text: a line that does not start with '{'
 		// (after optional JSON whitespace) is not a JSON object.
@@ -406,6 +411,7 @@ func (b *recordBuilder) build(line []byte, r *Row) bool {
 // winning message candidate's value msg, from field msgName), the stream
 // fields of stores, and _time from tm (field timeName).
 func (b *recordBuilder) finish(r *Row, msg, msgName, tm, timeName string) {
+	b.timeText = tm
 	if b.needMsg {
 		if msg == "" {
 			msg = missingMsg

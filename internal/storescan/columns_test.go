@@ -101,6 +101,12 @@ func TestColumnsMatchLines(t *testing.T) {
 			if err := st.Append(context.Background(), []segment.Group{{Day: "2026-01-02", Lines: []byte(oddLines)}}); err != nil {
 				t.Fatal(err)
 			}
+			// A segment of JSON lines whose times have no zone (oddLines'
+			// plain line keeps its segment from columns).
+			zl := `{"_time":"2026-01-03 00:00:07","_msg":"no zone","service":"zoneless","status":"200"}` + "\n"
+			if err := st.Append(context.Background(), []segment.Group{{Day: "2026-01-03", Lines: []byte(zl + zl + zl)}}); err != nil {
+				t.Fatal(err)
+			}
 		}
 		data = data[n:]
 	}
@@ -115,7 +121,7 @@ func TestColumnsMatchLines(t *testing.T) {
 	}
 	st.Close()
 	idx, _ := filepath.Glob(filepath.Join(dir, "0-0", "*", "*.idx"))
-	if len(idx) < 2 {
+	if len(idx) < 3 {
 		t.Fatalf("%d sidecars, want one per segment", len(idx))
 	}
 
@@ -158,6 +164,7 @@ func TestColumnsMatchLines(t *testing.T) {
 	}
 	now := time.Date(2026, 1, 3, 0, 0, 0, 0, time.UTC)
 	var afterIndex func() // called after each sidecar is opened
+	var tz *time.Location // the queries' time zone (nil: UTC)
 	runAs := func(qs string, index, ordered bool) ([]string, query.Stats) {
 		t.Helper()
 		q, err := query.Parse(qs, now)
@@ -176,7 +183,7 @@ func TestColumnsMatchLines(t *testing.T) {
 		if err := in.Add(dir, func(name string, _ int64) { names = append(names, name) }); err != nil {
 			t.Fatal(err)
 		}
-		opts := query.Options{StoreFields: true, Unordered: !ordered}
+		opts := query.Options{StoreFields: true, Unordered: !ordered, TimeZone: tz}
 		if index {
 			opts.Index = in.Index
 			if afterIndex != nil {
@@ -214,6 +221,22 @@ func TestColumnsMatchLines(t *testing.T) {
 		}
 	}
 	check(false)
+
+	// In another time zone the line without one reads 5 hours earlier:
+	// its block's columns must not hold its time as UTC.
+	tz = time.FixedZone("UTC+5", 5*3600)
+	for _, qs := range []string{
+		`service:zoneless | stats by (_time:1h) count()`,
+		`_time:<2026-01-02T00:00:00Z | stats count()`,
+		`* | stats by (_time:1h, service) count() | sort by (_time, service)`,
+	} {
+		want, _ := run(qs, false)
+		got, _ := run(qs, true)
+		if !sameRows(got, want) || len(want) == 0 {
+			t.Errorf("%s (UTC+5):\nthrough sidecars %q\nwithout          %q", qs, got, want)
+		}
+	}
+	tz = nil
 
 	// Queries that read lines: blocks decoded alone, in parallel, those
 	// out of the time range or without the tokens they need skipped; rows
