@@ -84,8 +84,10 @@ var noMap = false
 // was written during development (FNV token hashes, 7 probes); version 2
 // had blooms probed anywhere by double hashing (bloom.go), version 3 one
 // frame per block, version 4 no segment blooms, version 5 xxhash64 for
-// every token (TokenHash), version 6 no packed columns.
-const Version = 7
+// every token (TokenHash), version 6 no packed columns, version 7 a time
+// column for lines whose times have no zone (read in UTC whatever the
+// query's zone).
+const Version = 8
 
 const (
 	magic      = "SPATEIDX"
