@@ -8,6 +8,14 @@ func SetMaxSortedSpilled(n int64) (restore func()) {
 	return func() { maxSortedSpilled = old }
 }
 
+// SetSpillCheckEvery sets spillCheckEvery for a test and returns a
+// function that restores it.
+func SetSpillCheckEvery(n int) (restore func()) {
+	old := spillCheckEvery
+	spillCheckEvery = n
+	return func() { spillCheckEvery = old }
+}
+
 // SetMaxSortedSpilledGroups sets maxSortedSpilledGroups for a test and
 // returns a function that restores it.
 func SetMaxSortedSpilledGroups(n int) (restore func()) {

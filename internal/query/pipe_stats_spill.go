@@ -163,7 +163,9 @@ func (s *statsProc) maybeSpill() error {
 	return s.spillTable()
 }
 
-const spillCheckEvery = 256
+// spillCheckEvery is how many new groups maybeSpill lets pass between
+// looks (a variable for tests).
+var spillCheckEvery = 256
 
 // spillTable writes s's groups as one run and empties the table.
 func (s *statsProc) spillTable() error {

@@ -157,6 +157,11 @@ func TestRemoteDifferential(t *testing.T) {
 		}
 		for i, o := range []query.Options{{}, {GroupMemory: 8 << 10, TempDir: tmp}, {GroupMemory: 8 << 10, TempDir: tmp}} {
 			var restore []func()
+			if i > 0 {
+				// A table looks at its memory every 16 new groups, so
+				// that the small nodes of -short spill too.
+				restore = append(restore, query.SetSpillCheckEvery(16))
+			}
 			if i == 2 {
 				// The merge folds the nodes' states a partition at a time
 				// on every CPU, as for many groups, and emits them unsorted.
