@@ -12,7 +12,7 @@ package query
 //	uvarint len, the stats pipe's text      (both sides must agree)
 //	the groups, in partition order (partOf, as spill runs are): per group
 //	  uvarint len, group key, then per function: uvarint len, state
-//	trailer: uvarint groups, uvarint bytes of their keys,
+//	trailer: uvarint groups,
 //	  spillParts uvarint lengths (bytes of each partition's groups),
 //	  uvarint count, then that many uvarint len + text: approximations noted
 //	8 bytes, little-endian: the trailer's offset
@@ -173,9 +173,8 @@ func (m *Merger) AddPartial(src []byte) error {
 		return fmt.Errorf("%w: cut short", errPartialFormat)
 	}
 	t := partialDecoder{b: src[:end], pos: int(trailer)}
-	groups, err1 := t.uvarint()
-	_, err2 := t.uvarint() // the bytes of the keys
-	if err1 != nil || err2 != nil || groups > uint64(end)/2 {
+	groups, err := t.uvarint()
+	if err != nil || groups > uint64(end)/2 {
 		return fmt.Errorf("%w: bad group count", errPartialFormat)
 	}
 	run := &spillRun{mem: src}
@@ -419,8 +418,12 @@ func (m *Merger) Finish() (Stats, error) {
 	var err error
 	if m.rp.Partial {
 		s := m.stats
-		s.spill = &spillState{runs: m.runs, records: m.records}
-		err = s.flushSpilled()
+		if m.records > 0 {
+			s.spill = &spillState{runs: m.runs, records: m.records}
+			err = s.flushSpilled()
+		} else {
+			err = s.flush() // no group: a stats pipe without by-fields still has its row
+		}
 		st.Approximate = append(slices.Clone(m.notes), s.approximations()...)
 	} else {
 		err = m.head.flush()
@@ -457,7 +460,7 @@ func (s *statsProc) writePartial(w io.Writer, notes []string) error {
 	buf = appendBlob(buf, []byte(s.st.String()))
 	written := int64(0) // bytes of buf already written
 	var lens [spillParts]uint64
-	groups, keyBytes := 0, 0
+	groups := 0
 	var state []byte
 	// add writes groups order of tab and cols as partition p's.
 	add := func(p int, tab *groupTable, cols []statsColumn, order []uint32) error {
@@ -465,7 +468,6 @@ func (s *statsProc) writePartial(w io.Writer, notes []string) error {
 			n := len(buf)
 			buf = appendRecord(buf, tab, cols, int(g), &state)
 			lens[p] += uint64(len(buf) - n)
-			keyBytes += len(tab.key(int(g)))
 			if len(buf) >= 32<<10 {
 				if _, err := bw.Write(buf); err != nil {
 					return err
@@ -513,7 +515,6 @@ func (s *statsProc) writePartial(w io.Writer, notes []string) error {
 	}
 	trailer := written + int64(len(buf))
 	buf = binary.AppendUvarint(buf, uint64(groups))
-	buf = binary.AppendUvarint(buf, uint64(keyBytes))
 	for _, n := range lens {
 		buf = binary.AppendUvarint(buf, n)
 	}

@@ -413,3 +413,24 @@ func TestRemoteRows(t *testing.T) {
 		}
 	}
 }
+
+// TestRemoteNoGroups: nodes where nothing matches. A stats pipe without
+// by-fields still answers its one row (count 0), one with by-fields none.
+func TestRemoteNoGroups(t *testing.T) {
+	path := writeGen(t, 4, 64<<10)
+	paths := splitFile(t, readLines(t, path), 2)
+	for q, want := range map[string]int{
+		`nosuchfield:x | stats count() n, sum(bytes) s`:                          1,
+		`nosuchfield:x | stats by (service) count() n`:                           0,
+		`nosuchfield:x | stats count() n | sort by (n)`:                          1,
+		`nosuchfield:x | stats by (path) count() n | sort by (n) desc | limit 3`: 0,
+	} {
+		rows, err := runRemote(t, q, paths)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		if len(rows) != want || want == 1 && rows[0]["n"] != "0" {
+			t.Errorf("%s: %v, want %d rows with n 0", q, rows, want)
+		}
+	}
+}
