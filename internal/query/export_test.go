@@ -16,6 +16,14 @@ func SetSpillCheckEvery(n int) (restore func()) {
 	return func() { spillCheckEvery = old }
 }
 
+// SetPartialUnfoldedRepeats sets partialUnfoldedRepeats for a test and
+// returns a function that restores it.
+func SetPartialUnfoldedRepeats(r float64) (restore func()) {
+	old := partialUnfoldedRepeats
+	partialUnfoldedRepeats = r
+	return func() { partialUnfoldedRepeats = old }
+}
+
 // SetMaxSortedSpilledGroups sets maxSortedSpilledGroups for a test and
 // returns a function that restores it.
 func SetMaxSortedSpilledGroups(n int) (restore func()) {

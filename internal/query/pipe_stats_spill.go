@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/axiomhq/hyperloglog"
 	"github.com/cespare/xxhash/v2"
 )
 
@@ -73,7 +74,7 @@ type spillRun struct {
 
 // A run's record, for one group: its key and each function's state, each
 // as a uvarint length and the bytes (appendRecord). Records are in
-// partition order: partOf(key).
+// partition order: partOf(xxhash of the key).
 
 // partitionOrder sorts tab's groups by partition (a counting sort):
 // partition p's groups are sp.order[counts[p]:counts[p+1]].
@@ -81,7 +82,11 @@ func (sp *spillState) partitionOrder(tab *groupTable) (counts [spillParts + 1]in
 	n := tab.len()
 	sp.parts = slices.Grow(sp.parts[:0], n)[:n]
 	for g := range n {
-		p := partOf(tab.key(g))
+		h := xxhash.Sum64(tab.key(g))
+		if sp.distinct != nil {
+			sp.distinct.InsertHash(h)
+		}
+		p := partOf(h)
 		sp.parts[g] = p
 		counts[p+1]++
 	}
@@ -98,11 +103,11 @@ func (sp *spillState) partitionOrder(tab *groupTable) (counts [spillParts + 1]in
 	return counts
 }
 
-// partOf is the partition of a group key: the top 7 bits of its xxhash,
+// partOf is the partition of a group key of xxhash h: its top 7 bits,
 // the same in every process (a node's partial state is partitioned as its
 // spill runs are, and the merge reads partition p of every node at once).
 // The table's slots use its maphash, which is unrelated.
-func partOf(k []byte) uint8 { return uint8(xxhash.Sum64(k) >> 57) }
+func partOf(h uint64) uint8 { return uint8(h >> 57) }
 
 // appendRecord appends group g of tab and cols (partialColumns all) as a
 // run record.
@@ -123,11 +128,17 @@ type spillState struct {
 	own     *os.File // this statsProc's temp file, nil until the first spill
 	ownSize int64    // bytes written to own; runs are appended
 	records int64    // groups written, over all runs
-	buf     []byte
-	order   []uint32 // scratch: group indexes sorted by partition
-	parts   []uint8  // scratch: partition of each group
-	state   []byte   // scratch: one state
+	// distinct estimates how many different keys the runs hold (a key
+	// is in several runs when its table filled more than once):
+	// writePartial sends the runs as they are when they hold few repeats.
+	distinct *hyperloglog.Sketch
+	buf      []byte
+	order    []uint32 // scratch: group indexes sorted by partition
+	parts    []uint8  // scratch: partition of each group
+	state    []byte   // scratch: one state
 }
+
+func newSpillState() *spillState { return &spillState{distinct: hyperloglog.New14()} }
 
 var errSpillFormat = errors.New("stats spill: corrupt temp file")
 
@@ -175,7 +186,7 @@ func (s *statsProc) spillTable() error {
 	}
 	sp := s.spill
 	if sp == nil {
-		sp = &spillState{}
+		sp = newSpillState()
 		s.spill = sp
 	}
 	if sp.own == nil {
@@ -233,6 +244,9 @@ func (sp *spillState) adopt(o *spillState) {
 	sp.runs = append(sp.runs, o.runs...)
 	sp.files = append(sp.files, o.files...)
 	sp.records += o.records
+	if sp.distinct != nil && o.distinct != nil {
+		sp.distinct.Merge(o.distinct)
+	}
 	o.runs, o.files = nil, nil
 }
 

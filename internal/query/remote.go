@@ -10,9 +10,10 @@ package query
 //
 //	"spate-partial-2\n"
 //	uvarint len, the stats pipe's text      (both sides must agree)
-//	the groups, in partition order (partOf, as spill runs are): per group
+//	the records, in partition order (partOf, as spill runs are): per record
 //	  uvarint len, group key, then per function: uvarint len, state
-//	trailer: uvarint groups,
+//	  (a key may have several records in a partition: their states merge)
+//	trailer: uvarint records,
 //	  spillParts uvarint lengths (bytes of each partition's groups),
 //	  uvarint count, then that many uvarint len + text: approximations noted
 //	8 bytes, little-endian: the trailer's offset
@@ -173,9 +174,9 @@ func (m *Merger) AddPartial(src []byte) error {
 		return fmt.Errorf("%w: cut short", errPartialFormat)
 	}
 	t := partialDecoder{b: src[:end], pos: int(trailer)}
-	groups, err := t.uvarint()
-	if err != nil || groups > uint64(end)/2 {
-		return fmt.Errorf("%w: bad group count", errPartialFormat)
+	records, err := t.uvarint()
+	if err != nil || records > uint64(end)/2 {
+		return fmt.Errorf("%w: bad record count", errPartialFormat)
 	}
 	run := &spillRun{mem: src}
 	run.offs[0] = int64(start)
@@ -218,13 +219,13 @@ func (m *Merger) AddPartial(src []byte) error {
 			seen++
 		}
 	}
-	if seen != groups {
-		return fmt.Errorf("%w: %d groups, not %d", errPartialFormat, seen, groups)
+	if seen != records {
+		return fmt.Errorf("%w: %d records, not %d", errPartialFormat, seen, records)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.runs = append(m.runs, run)
-	m.records += int64(groups)
+	m.records += int64(records)
 	for _, n := range notes {
 		if !slices.Contains(m.notes, n) {
 			m.notes = append(m.notes, n)
@@ -460,23 +461,30 @@ func (s *statsProc) writePartial(w io.Writer, notes []string) error {
 	buf = appendBlob(buf, []byte(s.st.String()))
 	written := int64(0) // bytes of buf already written
 	var lens [spillParts]uint64
-	groups := 0
+	records := int64(0)
 	var state []byte
+	flush := func() error {
+		if len(buf) < 32<<10 {
+			return nil
+		}
+		if _, err := bw.Write(buf); err != nil {
+			return err
+		}
+		written += int64(len(buf))
+		buf = buf[:0]
+		return nil
+	}
 	// add writes groups order of tab and cols as partition p's.
 	add := func(p int, tab *groupTable, cols []statsColumn, order []uint32) error {
 		for _, g := range order {
 			n := len(buf)
 			buf = appendRecord(buf, tab, cols, int(g), &state)
 			lens[p] += uint64(len(buf) - n)
-			if len(buf) >= 32<<10 {
-				if _, err := bw.Write(buf); err != nil {
-					return err
-				}
-				written += int64(len(buf))
-				buf = buf[:0]
+			if err := flush(); err != nil {
+				return err
 			}
 		}
-		groups += len(order)
+		records += int64(len(order))
 		return nil
 	}
 	if s.spill == nil {
@@ -488,33 +496,50 @@ func (s *statsProc) writePartial(w io.Writer, notes []string) error {
 			}
 		}
 	} else {
-		// Spilled: the partitions aggregated one at a time, each in the
-		// cache, as flushSpilled does (faster than one table of every
-		// group, whose lookups miss it).
 		defer s.release()
 		if err := s.spillTable(); err != nil {
 			return err
 		}
 		s.tab = groupTable{}
-		parts, stop := s.aggregateParts(false)
-		defer stop()
-		var order []uint32
-		for p := range spillParts {
-			sp := <-parts
-			if sp.err != nil {
-				return sp.err
+		sp := s.spill
+		if sp.distinct != nil && float64(sp.records) <= partialUnfoldedRepeats*float64(sp.distinct.Estimate()) {
+			// Few keys are in more than one run: the runs' records go
+			// as they are, partition by partition, and the merge folds
+			// them (it folds every node's records of a partition at
+			// once anyway). Folding them here first, on one node's
+			// cores, would be the same work again.
+			for p := range spillParts {
+				for _, run := range sp.runs {
+					if run.mem != nil {
+						buf = append(buf, run.mem[run.offs[p]:run.offs[p+1]]...)
+						lens[p] += uint64(run.offs[p+1] - run.offs[p])
+						if err := flush(); err != nil {
+							return err
+						}
+						continue
+					}
+					for off := run.offs[p]; off < run.offs[p+1]; {
+						n := min(run.offs[p+1]-off, 1<<20)
+						buf = slices.Grow(buf, int(n))
+						if _, err := run.f.ReadAt(buf[len(buf):len(buf)+int(n)], off); err != nil {
+							return fmt.Errorf("stats: read spilled groups: %w", err)
+						}
+						buf = buf[:len(buf)+int(n)]
+						lens[p] += uint64(n)
+						off += n
+						if err := flush(); err != nil {
+							return err
+						}
+					}
+				}
 			}
-			order = order[:0]
-			for g := range sp.tab.len() {
-				order = append(order, uint32(g))
-			}
-			if err := add(p, &sp.tab, sp.cols, order); err != nil {
-				return err
-			}
+			records = sp.records
+		} else if err := s.writeFolded(add); err != nil {
+			return err
 		}
 	}
 	trailer := written + int64(len(buf))
-	buf = binary.AppendUvarint(buf, uint64(groups))
+	buf = binary.AppendUvarint(buf, uint64(records))
 	for _, n := range lens {
 		buf = binary.AppendUvarint(buf, n)
 	}
@@ -527,6 +552,36 @@ func (s *statsProc) writePartial(w io.Writer, notes []string) error {
 		return err
 	}
 	return bw.Flush()
+}
+
+// partialUnfoldedRepeats is the most records per distinct key (as
+// estimated) with which a node sends its spill runs unfolded (a variable
+// for tests): by path over 1.3 M lines has 1.2 per key, a few hundred
+// thousand users over millions of lines many more, which would multiply
+// the bytes sent.
+var partialUnfoldedRepeats = 1.5
+
+// writeFolded calls add with each partition of s's spill runs, folded
+// (the partitions aggregated one at a time on every CPU, each in the
+// cache, as flushSpilled does).
+func (s *statsProc) writeFolded(add func(p int, tab *groupTable, cols []statsColumn, order []uint32) error) error {
+	parts, stop := s.aggregateParts(false)
+	defer stop()
+	var order []uint32
+	for p := range spillParts {
+		sp := <-parts
+		if sp.err != nil {
+			return sp.err
+		}
+		order = order[:0]
+		for g := range sp.tab.len() {
+			order = append(order, uint32(g))
+		}
+		if err := add(p, &sp.tab, sp.cols, order); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func appendBlob(dst, b []byte) []byte {

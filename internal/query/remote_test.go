@@ -127,9 +127,9 @@ func splitFile(t testing.TB, lines []string, n int) []string {
 // split across 3 nodes, as spate serve --select-peers runs it, and checks
 // the merged answer against the naive evaluator over all the logs: with
 // the nodes' default group memory, and with 8 KiB, so that their stats
-// spill and their partial states are written from spilled partitions;
-// the merge reading every state into one table (few groups), and a
-// partition at a time on every CPU (many).
+// spill and their partial states are written from spilled partitions,
+// folded or as the runs hold them; the merge reading every state into one
+// table (few groups), and a partition at a time on every CPU (many).
 func TestRemoteDifferential(t *testing.T) {
 	size := int64(1 << 20)
 	if testing.Short() {
@@ -155,14 +155,23 @@ func TestRemoteDifferential(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: naive: %v", dq.q, err)
 		}
-		for i, o := range []query.Options{{}, {GroupMemory: 8 << 10, TempDir: tmp}, {GroupMemory: 8 << 10, TempDir: tmp}} {
+		spilling := query.Options{GroupMemory: 8 << 10, TempDir: tmp}
+		for i, o := range []query.Options{{}, spilling, spilling, spilling, spilling} {
 			var restore []func()
 			if i > 0 {
 				// A table looks at its memory every 16 new groups, so
 				// that the small nodes of -short spill too.
 				restore = append(restore, query.SetSpillCheckEvery(16))
 			}
-			if i == 2 {
+			// A node that spilled sends its runs folded (1, 2) or as
+			// they are (3, 4).
+			switch i {
+			case 1, 2:
+				restore = append(restore, query.SetPartialUnfoldedRepeats(0))
+			case 3, 4:
+				restore = append(restore, query.SetPartialUnfoldedRepeats(1e9))
+			}
+			if i%2 == 0 && i > 0 {
 				// The merge folds the nodes' states a partition at a time
 				// on every CPU, as for many groups, and emits them unsorted.
 				restore = append(restore, query.SetMaxSortedSpilled(0), query.SetMaxSortedSpilledGroups(0))
