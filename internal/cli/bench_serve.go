@@ -331,7 +331,7 @@ func runBenchServe(ctx context.Context, o benchServeOpts, stdout, stderr io.Writ
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\nThe front's peak RSS: %s (each node's state is held until merged).\n", formatSize(fst.peakRSS))
+	fmt.Fprintf(w, "\nThe front's peak RSS: %s (each node's state is held until the merge ends).\n", formatSize(fst.peakRSS))
 	return nil
 }
 
