@@ -154,6 +154,11 @@ func (m *Merger) AddPartial(src []byte) error {
 	}
 	d := partialDecoder{b: src}
 	if !bytes.HasPrefix(src, []byte(partialMagic)) {
+		if v, ok := bytes.CutPrefix(src, []byte("spate-partial-")); ok {
+			if i := bytes.IndexByte(v[:min(len(v), 8)], '\n'); i > 0 {
+				return fmt.Errorf("%w: the node sent format %s, this server reads %s: run the same spate version on the front and its nodes", errPartialFormat, v[:i], partialMagic[len("spate-partial-"):len(partialMagic)-1])
+			}
+		}
 		return fmt.Errorf("%w: no header", errPartialFormat)
 	}
 	d.pos = len(partialMagic)

@@ -328,6 +328,11 @@ func TestRemotePartialErrors(t *testing.T) {
 		}
 		mb.Finish()
 	}
+	// A node of another version says so.
+	old := append([]byte("spate-partial-1\n"), full[len("spate-partial-2\n"):]...)
+	if err := m.AddPartial(old); err == nil || !strings.Contains(err.Error(), "the node sent format 1, this server reads 2") {
+		t.Errorf("a state of format 1: %v", err)
+	}
 	// Another query's state is refused.
 	q2, _ := query.Parse(`* | stats by (level) count() m`, diffNow)
 	rp2 := query.PlanRemote(q2)
