@@ -35,9 +35,10 @@ const partialHeader = "Spate-Partial-Response"
 // query's context bounds each request.
 var peerClient = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16, ForceAttemptHTTP2: false}}
 
-// partialBufs holds the buffers that peers' partial states are read into:
-// a state of millions of groups is tens of MB, and growing a new buffer
-// for each (copying and zeroing it) costs the fan-out more than merging.
+// partialBufs holds the buffers of partial states: those a front reads
+// its peers' into, and those a node writes its own into. A state of
+// millions of groups is tens of MB, and growing a new buffer for each
+// (copying and zeroing it) costs the fan-out more than merging.
 var partialBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // putPartialBuf returns buf to partialBufs, unless it is larger than the
@@ -191,13 +192,16 @@ func (s *Server) handlePartial(ctx context.Context, w http.ResponseWriter, r *ht
 		return err
 	}
 	// The state is buffered so that an error is an error status, never a
-	// cut stream (which the merge also refuses).
-	var buf bytes.Buffer
+	// cut stream (which the merge also refuses). The buffer is pooled: a
+	// state of a million groups is tens of MB, which a new buffer would
+	// grow to by copying.
+	buf := partialBufs.Get().(*bytes.Buffer)
+	defer putPartialBuf(buf)
 	snap, err := segment.OpenSnapshot(s.cfg.DataDir, a.tenant)
 	if err != nil {
 		return &httpError{http.StatusInternalServerError, fmt.Errorf("cannot read the data directory: %w", err)}
 	}
-	if _, err := s.runSnapshotOpts(ctx, a, a.q, snap, nil, func(o *query.Options) { o.Partial = &buf }); err != nil {
+	if _, err := s.runSnapshotOpts(ctx, a, a.q, snap, nil, func(o *query.Options) { o.Partial = buf }); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/octet-stream")
