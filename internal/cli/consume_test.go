@@ -108,9 +108,22 @@ func clusterTest(t *testing.T, brokers string) {
 		time.Sleep(5 * time.Millisecond)
 		switch r {
 		case requests / 3:
-			// kill -9 mid-run, once the group is settled, and restart
-			// with the same identity within the session timeout.
+			// kill -9 mid-run, once the group is settled and the node
+			// has stored lines (a checkpoint to resume from), and
+			// restart with the same identity within the session timeout.
 			settled()
+			stored := func() bool {
+				rows := vlQuery(t, nodes[0].url, "* | stats count() n", "0", "0")
+				return len(rows) == 1 && rows[0]["n"] != "0"
+			}
+			for deadline := time.Now().Add(30 * time.Second); !stored(); {
+				if time.Now().After(deadline) {
+					t.Fatal("node a stored no line in 30 s")
+				}
+				send()
+				time.Sleep(20 * time.Millisecond)
+			}
+			send()
 			nodes[0].stop(t, syscall.SIGKILL)
 			nodes[0] = node("a", dirs[0])
 			restarted = nodes[0]
