@@ -1,52 +1,32 @@
 package query
 
-// SetMaxSortedSpilled sets maxSortedSpilled for a test and returns a
-// function that restores it.
-func SetMaxSortedSpilled(n int64) (restore func()) {
-	old := maxSortedSpilled
-	maxSortedSpilled = n
-	return func() { maxSortedSpilled = old }
+// set sets *p to v for a test and returns a function that restores it.
+func set[T any](p *T, v T) (restore func()) {
+	old := *p
+	*p = v
+	return func() { *p = old }
 }
 
-// SetSpillCheckEvery sets spillCheckEvery for a test and returns a
-// function that restores it.
-func SetSpillCheckEvery(n int) (restore func()) {
-	old := spillCheckEvery
-	spillCheckEvery = n
-	return func() { spillCheckEvery = old }
-}
+// SetMaxSortedSpilled sets maxSortedSpilled for a test; restore undoes it.
+func SetMaxSortedSpilled(n int64) (restore func()) { return set(&maxSortedSpilled, n) }
 
-// SetPartialUnfoldedRepeats sets partialUnfoldedRepeats for a test and
-// returns a function that restores it.
-func SetPartialUnfoldedRepeats(r float64) (restore func()) {
-	old := partialUnfoldedRepeats
-	partialUnfoldedRepeats = r
-	return func() { partialUnfoldedRepeats = old }
-}
+// SetSpillCheckEvery sets spillCheckEvery for a test; restore undoes it.
+func SetSpillCheckEvery(n int) (restore func()) { return set(&spillCheckEvery, n) }
 
-// SetMaxSortedSpilledGroups sets maxSortedSpilledGroups for a test and
-// returns a function that restores it.
-func SetMaxSortedSpilledGroups(n int) (restore func()) {
-	old := maxSortedSpilledGroups
-	maxSortedSpilledGroups = n
-	return func() { maxSortedSpilledGroups = old }
-}
+// SetPartialUnfoldedRepeats sets partialUnfoldedRepeats for a test;
+// restore undoes it.
+func SetPartialUnfoldedRepeats(r float64) (restore func()) { return set(&partialUnfoldedRepeats, r) }
 
-// SetMaxSortedGroups sets maxSortedGroups for a test and returns a function
-// that restores it.
-func SetMaxSortedGroups(n int) (restore func()) {
-	old := maxSortedGroups
-	maxSortedGroups = n
-	return func() { maxSortedGroups = old }
-}
+// SetMaxSortedSpilledGroups sets maxSortedSpilledGroups for a test;
+// restore undoes it.
+func SetMaxSortedSpilledGroups(n int) (restore func()) { return set(&maxSortedSpilledGroups, n) }
 
-// SetStatsTopK turns statsProc.topK on or off for a test and returns a
-// function that restores it.
-func SetStatsTopK(on bool) (restore func()) {
-	old := topKEnabled
-	topKEnabled = on
-	return func() { topKEnabled = old }
-}
+// SetMaxSortedGroups sets maxSortedGroups for a test; restore undoes it.
+func SetMaxSortedGroups(n int) (restore func()) { return set(&maxSortedGroups, n) }
+
+// SetStatsTopK turns statsProc.topK on or off for a test; restore undoes
+// it.
+func SetStatsTopK(on bool) (restore func()) { return set(&topKEnabled, on) }
 
 // TopKSkipped returns how many groups emitting has skipped so far because
 // the sort after the stats pipe would drop them.
