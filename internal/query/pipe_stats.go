@@ -578,7 +578,7 @@ func (s *statsProc) merge(o processor) error {
 			return err
 		}
 		if s.spill == nil {
-			s.spill = newSpillState()
+			s.spill = s.newSpillState()
 		}
 		s.spill.adopt(os.spill)
 	}

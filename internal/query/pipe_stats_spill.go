@@ -131,6 +131,7 @@ type spillState struct {
 	// distinct estimates how many different keys the runs hold (a key
 	// is in several runs when its table filled more than once):
 	// writePartial sends the runs as they are when they hold few repeats.
+	// Nil in a run that is not partial.
 	distinct *hyperloglog.Sketch
 	buf      []byte
 	order    []uint32 // scratch: group indexes sorted by partition
@@ -138,7 +139,14 @@ type spillState struct {
 	state    []byte   // scratch: one state
 }
 
-func newSpillState() *spillState { return &spillState{distinct: hyperloglog.New14()} }
+// newSpillState returns the spill state of s, with distinct when s's
+// state goes to a front (Options.Partial): a local run does not use it.
+func (s *statsProc) newSpillState() *spillState {
+	if s.p.opts.Partial == nil {
+		return &spillState{}
+	}
+	return &spillState{distinct: hyperloglog.New14()}
+}
 
 var errSpillFormat = errors.New("stats spill: corrupt temp file")
 
@@ -186,7 +194,7 @@ func (s *statsProc) spillTable() error {
 	}
 	sp := s.spill
 	if sp == nil {
-		sp = newSpillState()
+		sp = s.newSpillState()
 		s.spill = sp
 	}
 	if sp.own == nil {
@@ -365,6 +373,8 @@ func (s *statsProc) flushSpilled() error {
 	// in partition order, so the output order does not depend on
 	// scheduling.
 	sorter, topCol := s.topKIndex()
+	// With a top-k sort after, this goroutine formats only the groups it
+	// keeps (statsProc.topK).
 	parts, stop := s.aggregateParts(sorter == nil)
 	defer stop()
 	var by, scratch []string
