@@ -72,6 +72,27 @@ type spillRun struct {
 	offs [spillParts + 1]int64
 }
 
+// part returns the bytes of partition p of r: in place for a run in
+// memory, else read into *buf (grown as needed). Several goroutines may
+// read one run at once (ReadAt).
+func (r *spillRun) part(p int, buf *[]byte) ([]byte, error) {
+	if r.mem != nil {
+		return r.mem[r.offs[p]:r.offs[p+1]], nil
+	}
+	n := r.offs[p+1] - r.offs[p]
+	if int64(cap(*buf)) < n {
+		*buf = make([]byte, n)
+	}
+	b := (*buf)[:n]
+	if _, err := r.f.ReadAt(b, r.offs[p]); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = errSpillFormat
+		}
+		return nil, fmt.Errorf("stats: read spilled groups: %w", err)
+	}
+	return b, nil
+}
+
 // A run's record, for one group: its key and each function's state, each
 // as a uvarint length and the bytes (appendRecord). Records are in
 // partition order: partOf(xxhash of the key).
@@ -275,24 +296,9 @@ func (s *statsProc) release() {
 // Several goroutines may read the runs at once (ReadAt, or runs in memory).
 func readPart(tab *groupTable, cols []statsColumn, runs []*spillRun, buf *[]byte, p int) error {
 	for _, run := range runs {
-		n := run.offs[p+1] - run.offs[p]
-		if n == 0 {
-			continue
-		}
-		var b []byte
-		if run.mem != nil {
-			b = run.mem[run.offs[p]:run.offs[p+1]]
-		} else {
-			if int64(cap(*buf)) < n {
-				*buf = make([]byte, n)
-			}
-			b = (*buf)[:n]
-			if _, err := run.f.ReadAt(b, run.offs[p]); err != nil {
-				if errors.Is(err, io.EOF) {
-					err = errSpillFormat
-				}
-				return fmt.Errorf("stats: read spilled groups: %w", err)
-			}
+		b, err := run.part(p, buf)
+		if err != nil {
+			return err
 		}
 		bad := errSpillFormat // what a record that does not read is
 		if run.mem != nil {

@@ -515,26 +515,14 @@ func (s *statsProc) writePartial(w io.Writer, notes []string) error {
 			// cores, would be the same work again.
 			for p := range spillParts {
 				for _, run := range sp.runs {
-					if run.mem != nil {
-						buf = append(buf, run.mem[run.offs[p]:run.offs[p+1]]...)
-						lens[p] += uint64(run.offs[p+1] - run.offs[p])
-						if err := flush(); err != nil {
-							return err
-						}
-						continue
+					b, err := run.part(p, &sp.buf)
+					if err != nil {
+						return err
 					}
-					for off := run.offs[p]; off < run.offs[p+1]; {
-						n := min(run.offs[p+1]-off, 1<<20)
-						buf = slices.Grow(buf, int(n))
-						if _, err := run.f.ReadAt(buf[len(buf):len(buf)+int(n)], off); err != nil {
-							return fmt.Errorf("stats: read spilled groups: %w", err)
-						}
-						buf = buf[:len(buf)+int(n)]
-						lens[p] += uint64(n)
-						off += n
-						if err := flush(); err != nil {
-							return err
-						}
+					buf = append(buf, b...)
+					lens[p] += uint64(len(b))
+					if err := flush(); err != nil {
+						return err
 					}
 				}
 			}
