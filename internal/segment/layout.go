@@ -151,14 +151,19 @@ type dayDir struct {
 // legacy one before its tenant's), with their segment files. Names that
 // are not tenants, days or segments are ignored, as are symlinks and other
 // non-regular entries.
-func scanDir(root *os.Root) ([]dayDir, error) {
-	ents, err := readDir(root, ".")
+func scanDir(root *os.Root) ([]dayDir, error) { return scanDirStamped(root, nil) }
+
+// scanDirStamped is scanDir, appending to stamps (if not nil) each
+// directory it reads with its modification time, taken before its entries
+// are read.
+func scanDirStamped(root *os.Root, stamps *[]dirStamp) ([]dayDir, error) {
+	ents, err := readDir(root, ".", stamps)
 	if err != nil {
 		return nil, err
 	}
 	var days []dayDir
 	addDay := func(tenant Tenant, day, dir string, legacy bool) error {
-		files, err := readDir(root, dir)
+		files, err := readDir(root, dir, stamps)
 		if err != nil {
 			return err
 		}
@@ -195,7 +200,7 @@ func scanDir(root *os.Root) ([]dayDir, error) {
 		if !ok {
 			continue
 		}
-		sub, err := readDir(root, e.Name())
+		sub, err := readDir(root, e.Name(), stamps)
 		if err != nil {
 			return nil, err
 		}
@@ -229,13 +234,21 @@ func btoi(b bool) int {
 	return 0
 }
 
-// readDir lists the directory name under root.
-func readDir(root *os.Root, name string) ([]fs.DirEntry, error) {
+// readDir lists the directory name under root, first appending it and
+// its modification time to stamps if not nil.
+func readDir(root *os.Root, name string, stamps *[]dirStamp) ([]fs.DirEntry, error) {
 	d, err := root.Open(name)
 	if err != nil {
 		return nil, fmt.Errorf("cannot open directory %q: %w", name, err)
 	}
 	defer d.Close()
+	if stamps != nil {
+		fi, err := d.Stat()
+		if err != nil {
+			return nil, fmt.Errorf("cannot read directory %q: %w", name, err)
+		}
+		*stamps = append(*stamps, dirStamp{name: name, mtime: fi.ModTime().UnixNano()})
+	}
 	ents, err := d.ReadDir(-1)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read directory %q: %w", name, err)
@@ -317,15 +330,23 @@ func List(dir string) ([]File, error) {
 		return nil, fmt.Errorf("cannot open segment directory: %w", err)
 	}
 	defer root.Close()
-	return list(root, dir, nil)
+	return list(root, dir, "", nil)
 }
 
-// list is List on an open root; dir names it in errors. dayRoot, if not
+// list is List on an open root; dir names it in errors. With abs (dir's
+// absolute path) not empty, the directories' listing may come from
+// scanCache. dayRoot, if not
 // nil, returns a day directory (relative to root) open as a root of its
 // own, through which files are looked up by name: one system call each,
 // where a path through root walks its directories.
-func list(root *os.Root, dir string, dayRoot func(dir string) (*os.Root, error)) ([]File, error) {
-	days, err := scanDir(root)
+func list(root *os.Root, dir, abs string, dayRoot func(dir string) (*os.Root, error)) ([]File, error) {
+	var days []dayDir
+	var err error
+	if abs != "" {
+		days, err = scanDirCached(root, abs)
+	} else {
+		days, err = scanDir(root)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot list segments in %q: %w", dir, err)
 	}

@@ -75,7 +75,7 @@ func OpenSnapshot(dir string, t Tenant) (*Snapshot, error) {
 		s.Close()
 		return nil, fmt.Errorf("cannot read segment directory %q: %w", dir, err)
 	}
-	files, err := list(root, dir, s.dayRoot)
+	files, err := list(root, dir, abs, s.dayRoot)
 	if err != nil {
 		s.Close()
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -322,4 +323,97 @@ func TestMetaCacheBound(t *testing.T) {
 	if len(c.m) == 2000 {
 		t.Fatal("the cache was never cut back")
 	}
+}
+
+// TestSnapshotScanCache: a snapshot of a store whose directories are old
+// and unchanged reuses the last listing, and lists again when a segment,
+// a day or a tenant comes or goes.
+func TestSnapshotScanCache(t *testing.T) {
+	dir := t.TempDir()
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	age := func() { // every directory an hour old
+		old := time.Now().Add(-time.Hour)
+		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				err = os.Chtimes(p, old, old)
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	cached := func() *scanEntry {
+		scanCache.mu.Lock()
+		defer scanCache.mu.Unlock()
+		return scanCache.m[abs]
+	}
+	paths := func(tn Tenant) string {
+		var ps []string
+		for _, f := range takeSnapshot(t, dir, tn).Files {
+			ps = append(ps, f.Path)
+		}
+		return strings.Join(ps, " ")
+	}
+	write := func(tn Tenant, day string) {
+		s := openStore(t, dir, Options{NoCompress: true})
+		if err := s.Append(context.Background(), []Group{{Tenant: tn, Day: day, Lines: []byte("x\n")}}); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+	}
+	check := func(tn Tenant, want string, reused bool) {
+		t.Helper()
+		before := cached()
+		if got := paths(tn); got != want {
+			t.Fatalf("listed %q, want %q", got, want)
+		}
+		if after := cached(); reused != (before != nil && after == before) {
+			t.Fatalf("listing reused: %v, want %v", !reused, reused)
+		}
+	}
+	seg := func(day string, seq int) string { return fmt.Sprintf("0-0/%s/seg-%016x.ndjson", day, seq) }
+
+	write(Tenant{}, "2026-11-22")
+	check(Tenant{}, seg("2026-11-22", 0), false) // fresh directories: not cached
+	if cached() != nil {
+		t.Fatal("a listing of directories changed a moment ago was cached")
+	}
+	age()
+	check(Tenant{}, seg("2026-11-22", 0), false)
+	if cached() == nil {
+		t.Fatal("the listing of old directories was not cached")
+	}
+	check(Tenant{}, seg("2026-11-22", 0), true)
+
+	write(Tenant{}, "2026-11-23") // a new day
+	check(Tenant{}, seg("2026-11-22", 0)+" "+seg("2026-11-23", 1), false)
+	age()
+	check(Tenant{}, seg("2026-11-22", 0)+" "+seg("2026-11-23", 1), false)
+	check(Tenant{}, seg("2026-11-22", 0)+" "+seg("2026-11-23", 1), true)
+
+	write(Tenant{}, "2026-11-23") // a new segment in a day
+	check(Tenant{}, seg("2026-11-22", 0)+" "+seg("2026-11-23", 1)+" "+seg("2026-11-23", 2), false)
+	age()
+	check(Tenant{}, seg("2026-11-22", 0)+" "+seg("2026-11-23", 1)+" "+seg("2026-11-23", 2), false)
+
+	// A segment removed.
+	for _, name := range []string{seg("2026-11-23", 1), fmt.Sprintf("0-0/2026-11-23/.seg-%016x.meta", 1)} {
+		if err := os.Remove(filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check(Tenant{}, seg("2026-11-22", 0)+" "+seg("2026-11-23", 2), false)
+	age()
+	check(Tenant{}, seg("2026-11-22", 0)+" "+seg("2026-11-23", 2), false)
+	check(Tenant{}, seg("2026-11-22", 0)+" "+seg("2026-11-23", 2), true)
+
+	// A new tenant.
+	tn := Tenant{AccountID: 3, ProjectID: 4}
+	write(tn, "2026-11-22")
+	check(tn, fmt.Sprintf("3-4/2026-11-22/seg-%016x.ndjson", 3), false)
+	check(Tenant{}, seg("2026-11-22", 0)+" "+seg("2026-11-23", 2), false)
 }
