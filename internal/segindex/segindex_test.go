@@ -972,7 +972,7 @@ func TestTokenHashSpread(t *testing.T) {
 func TestBytesOver(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for n := range 256 {
-		for trial := range 40 {
+		for trial := range 100 {
 			b := make([]byte, trial)
 			for i := range b {
 				b[i] = byte(rng.IntN(n + 1))
@@ -988,6 +988,22 @@ func TestBytesOver(t *testing.T) {
 			if !bytesOver(b, byte(n)) {
 				t.Fatalf("n=%d %v: byte %d is over", n, b, at)
 			}
+		}
+	}
+}
+
+// BenchmarkBytesOver checks a block's worth of byte ids against a
+// dictionary of 10 values, as a packed column's read does.
+func BenchmarkBytesOver(b *testing.B) {
+	ids := make([]byte, 2017)
+	for i := range ids {
+		ids[i] = byte(i % 11)
+	}
+	b.SetBytes(int64(len(ids)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if bytesOver(ids, 10) {
+			b.Fatal("over")
 		}
 	}
 }
