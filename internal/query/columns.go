@@ -202,6 +202,10 @@ func (e *executor) columnBlock(w *workerState, cw *colWorker, j segJob, fields [
 		return nil
 	}
 	var err error
+	// Fast path: a count of every row of the block by one field (into one
+	// _time bucket, if any) reads the by-field's counts of rows per value,
+	// which a packed column holds: no ids, no times (histogramCounts).
+	counts := e.countsOnly(w, blk)
 	for i, id := range j.seg.ids {
 		cw.has[i] = false
 		if id < 0 || !blk.Has(id) {
@@ -209,12 +213,24 @@ func (e *executor) columnBlock(w *workerState, cw *colWorker, j segJob, fields [
 		}
 		ref, _ := blk.Column(id)
 		if cw.raw[i], err = e.readColumn(cw, ix, ref, cw.raw[i]); err == nil {
-			err = segindex.ParseString(cw.raw[i], blk.Rows, &cw.cols[i])
+			ok := false
+			if counts && i == e.fast.hist[0] {
+				ok, err = segindex.ParseCounts(cw.raw[i], blk.Rows, &cw.cols[i])
+				counts = ok // not packed: counted from its ids
+			}
+			if !ok {
+				err = segindex.ParseString(cw.raw[i], blk.Rows, &cw.cols[i])
+			}
 		}
 		if err != nil {
 			return e.columnFallback(w, cw, j, fmt.Errorf("column %s: %w", fields[i], err))
 		}
 		cw.has[i] = true
+	}
+	if counts {
+		e.colBlocks.Add(1)
+		e.colLineBytes.Add(blk.RawLen)
+		return e.histogramCounts(w, cw, blk, fields)
 	}
 	needTime := e.p.needTime
 	if needTime {
@@ -597,6 +613,97 @@ emit:
 	w.lines += int64(blk.Rows)
 	w.matched += matched
 	return true, nil
+}
+
+// countsOnly reports whether histogramCounts answers blk: the stats pipe
+// heads the worker's pipes and only counts rows, by one field (colFast.hist)
+// and at most a _time bucket that holds the whole block, and the filter
+// matches every row of the block.
+func (e *executor) countsOnly(w *workerState, blk *segindex.Block) bool {
+	f := &e.fast
+	if len(f.hist) != 1 {
+		return false
+	}
+	sp, ok := w.barrier.(*statsProc)
+	if !ok || w.head != processor(sp) {
+		return false
+	}
+	hasTime := blk.Flags&segindex.FlagTime != 0
+	if !f.filterAll && !(f.timeRange && f.restAll && hasTime && blk.MinTime >= f.tmin && blk.MaxTime <= f.tmax) {
+		return false
+	}
+	if f.timeBucket != nil {
+		_, ok := e.blockBucket(w, sp, blk)
+		return ok
+	}
+	return true
+}
+
+// blockBucket returns the start of the _time bucket (colFast.timeBucket)
+// that holds every row of blk; ok is false when its rows fall in more
+// than one, or some have no time.
+func (e *executor) blockBucket(w *workerState, sp *statsProc, blk *segindex.Block) (start int64, ok bool) {
+	if blk.Flags&segindex.FlagTime == 0 {
+		return 0, false
+	}
+	row := &w.row
+	row.Fields, row.Time, row.HasTime = row.Fields[:0], blk.MinTime, true
+	lo, ok := sp.bucket(row, *e.fast.timeBucket)
+	if !ok {
+		return 0, false
+	}
+	row.Time = blk.MaxTime
+	hi, ok := sp.bucket(row, *e.fast.timeBucket)
+	return lo, ok && hi == lo
+}
+
+// histogramCounts adds blk's rows to the stats groups of their by-field's
+// values from the counts its packed column keeps (or all to the group
+// without the field, when the block lacks it), in the block's one _time
+// bucket if the pipe has one: the rows are not read (see countsOnly).
+func (e *executor) histogramCounts(w *workerState, cw *colWorker, blk *segindex.Block, fields []string) error {
+	sp := w.barrier.(*statsProc)
+	h := e.fast.hist[0]
+	var start int64
+	if e.fast.timeBucket != nil {
+		var ok bool
+		if start, ok = e.blockBucket(w, sp, blk); !ok {
+			return errors.New("BUG: histogramCounts on a block of several buckets")
+		}
+	}
+	row := &w.row
+	emit := func(value string, has bool, n int64) error {
+		row.Fields, row.HasTime = row.Fields[:0], false
+		if has {
+			row.Fields = append(row.Fields, Field{Name: fields[h], Value: value})
+		}
+		if e.fast.timeBucket != nil {
+			row.Time, row.HasTime = start, true
+		}
+		return sp.addGroupCount(row, n)
+	}
+	if !cw.has[h] {
+		if err := emit("", false, int64(blk.Rows)); err != nil {
+			return err
+		}
+	} else {
+		c := &cw.cols[h]
+		for id, n := range c.Counts() {
+			if n == 0 {
+				continue
+			}
+			v := ""
+			if id > 0 {
+				v = c.Dict[id-1]
+			}
+			if err := emit(v, id > 0, int64(n)); err != nil {
+				return err
+			}
+		}
+	}
+	w.lines += int64(blk.Rows)
+	w.matched += int64(blk.Rows)
+	return nil
 }
 
 // countByteIDs adds to counts each of rows rows' by-field id (hIDs; all

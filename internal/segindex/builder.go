@@ -542,12 +542,17 @@ func (b *Builder) appendPackedColumn(dst []byte, c *colAcc) []byte {
 	}
 	bits := packedBits(len(c.values))
 	per := 8 / bits
+	var counts [maxPackedDict + 1]uint32
 	for i := 0; i < len(c.ids); i += per {
 		var x byte
 		for j, id := range c.ids[i:min(i+per, len(c.ids))] {
 			x |= byte(id) << (j * bits)
+			counts[id]++
 		}
 		dst = append(dst, x)
+	}
+	for _, n := range counts[:len(c.values)+1] {
+		dst = binary.AppendUvarint(dst, uint64(n))
 	}
 	return dst
 }

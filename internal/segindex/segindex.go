@@ -47,8 +47,9 @@
 // field, id i > 0 the dictionary's (i-1)th value. 'k' (packed, for at most
 // 254 values; 'd' is then for more), stored as is, not compressed: the
 // dictionary as for 'd', then the ids in 1 (one value), 2 (up to 3), 4 (up
-// to 15) or 8 bits, the first row in a byte's low bits, unused bits zero;
-// followed in the data area (not in its decompressed length) by the low 32
+// to 15) or 8 bits, the first row in a byte's low bits, unused bits zero,
+// then how many rows have each id, 0 to count (uvarints); followed in the
+// data area (not in its decompressed length) by the low 32
 // bits of its xxhash64, little-endian. 'p' (plain, for fields whose values
 // are mostly distinct): per row, 0 for a row without the field, else 1 +
 // the value's length and the value (lengths as uvarints). The _time column
@@ -86,8 +87,8 @@ var noMap = false
 // frame per block, version 4 no segment blooms, version 5 xxhash64 for
 // every token (TokenHash), version 6 no packed columns, version 7 a time
 // column for lines whose times have no zone (read in UTC whatever the
-// query's zone).
-const Version = 8
+// query's zone), version 8 no row counts per id in packed columns.
+const Version = 9
 
 const (
 	magic      = "SPATEIDX"
@@ -753,7 +754,8 @@ type StringColumn struct {
 	Dict     []string
 	ids      []byte
 	width    int
-	unpacked []byte // a packed column's ids of fewer than 8 bits, a byte each (ids aliases it)
+	unpacked []byte   // a packed column's ids of fewer than 8 bits, a byte each (ids aliases it)
+	counts   []uint32 // a packed column's rows per id (see Counts)
 	// A plain column's values and presence, by row.
 	plain  bool
 	vals   []string
@@ -805,6 +807,89 @@ func (c *StringColumn) Value(row int) (string, bool) {
 	return c.Dict[id-1], true
 }
 
+// Counts returns, for a packed column, how many rows have each id (id 0:
+// rows without the field): Counts()[i] rows have ID i. It is nil for other
+// columns. The slice is c's, valid until c is parsed again.
+func (c *StringColumn) Counts() []uint32 {
+	if c.plain {
+		return nil
+	}
+	return c.counts
+}
+
+// ParseCounts decodes the dictionary and the counts of a packed column
+// (see Counts) into c, without its ids: ID and ByteIDs must not be used
+// on c then (ByteIDs says not ok). It is what a count by the column's
+// values needs, at the cost of reading the dictionary. ok is false for
+// other kinds of column, which ParseString decodes.
+func ParseCounts(raw []byte, rows int, c *StringColumn) (ok bool, err error) {
+	if len(raw) == 0 || raw[0] != kindPacked {
+		return false, nil
+	}
+	c.Dict, c.vals, c.absent = c.Dict[:0], c.vals[:0], c.absent[:0]
+	c.plain = false
+	rest, err := c.parseDict(raw[1:])
+	if err != nil {
+		return true, err
+	}
+	if _, err := c.packedCounts(rest, rows); err != nil {
+		return true, err
+	}
+	c.ids, c.width = nil, 0
+	return true, nil
+}
+
+// parseDict reads a dictionary (count, then each value's length and
+// bytes) into c.Dict and returns what follows it.
+func (c *StringColumn) parseDict(raw []byte) ([]byte, error) {
+	n, k := binary.Uvarint(raw)
+	if k <= 0 || n > uint64(len(raw)) {
+		return nil, fmt.Errorf("bad dictionary size: %w", ErrCorrupt)
+	}
+	raw = raw[k:]
+	for range n {
+		l, k := binary.Uvarint(raw)
+		if k <= 0 || l > uint64(len(raw)-k) {
+			return nil, fmt.Errorf("bad dictionary value: %w", ErrCorrupt)
+		}
+		v := raw[k : k+int(l)]
+		c.Dict = append(c.Dict, bytesutil.ToUnsafeString(v))
+		raw = raw[k+int(l):]
+	}
+	return raw, nil
+}
+
+// packedCounts splits what follows a packed column's dictionary into its
+// packed ids (returned) and its counts, which it reads into c.counts:
+// one per id, adding up to rows.
+func (c *StringColumn) packedCounts(raw []byte, rows int) ([]byte, error) {
+	n := len(c.Dict)
+	if n > maxPackedDict {
+		return nil, fmt.Errorf("packed column of %d values: %w", n, ErrCorrupt)
+	}
+	per := 8 / packedBits(n)
+	idBytes := (rows + per - 1) / per
+	if len(raw) < idBytes {
+		return nil, fmt.Errorf("%d id bytes for %d rows of %d bits: %w", len(raw), rows, 8/per, ErrCorrupt)
+	}
+	ids, rest := raw[:idBytes], raw[idBytes:]
+	c.counts = c.counts[:0]
+	var sum uint64
+	for range n + 1 {
+		v, k := binary.Uvarint(rest)
+		if k <= 0 || v > uint64(rows) {
+			return nil, fmt.Errorf("bad row count: %w", ErrCorrupt)
+		}
+		c.counts = append(c.counts, uint32(v))
+		sum += v
+		rest = rest[k:]
+	}
+	if len(rest) != 0 || sum != uint64(rows) {
+		return nil, fmt.Errorf("packed column counts %d rows of %d, %d bytes past them: %w", sum, rows, len(rest), ErrCorrupt)
+	}
+	return ids, nil
+}
+
 // ParseString decodes a decompressed string column of rows rows into c,
 // reusing c's slices. c's values alias raw.
 func ParseString(raw []byte, rows int, c *StringColumn) error {
@@ -840,23 +925,18 @@ func ParseString(raw []byte, rows int, c *StringColumn) error {
 	default:
 		return fmt.Errorf("unknown column kind %q: %w", kind, ErrCorrupt)
 	}
-	n, k := binary.Uvarint(raw)
-	if k <= 0 || n > uint64(len(raw)) {
-		return fmt.Errorf("bad dictionary size: %w", ErrCorrupt)
-	}
-	raw = raw[k:]
-	for range n {
-		l, k := binary.Uvarint(raw)
-		if k <= 0 || l > uint64(len(raw)-k) {
-			return fmt.Errorf("bad dictionary value: %w", ErrCorrupt)
-		}
-		v := raw[k : k+int(l)]
-		c.Dict = append(c.Dict, bytesutil.ToUnsafeString(v))
-		raw = raw[k+int(l):]
+	raw, err := c.parseDict(raw)
+	if err != nil {
+		return err
 	}
 	if kind == kindPacked {
-		return c.unpack(raw, rows)
+		ids, err := c.packedCounts(raw, rows)
+		if err != nil {
+			return err
+		}
+		return c.unpack(ids, rows)
 	}
+	c.counts = c.counts[:0]
 	c.width = idWidth(len(c.Dict))
 	if len(raw) != rows*c.width {
 		return fmt.Errorf("%d id bytes for %d rows of width %d: %w", len(raw), rows, c.width, ErrCorrupt)
@@ -870,18 +950,12 @@ func ParseString(raw []byte, rows int, c *StringColumn) error {
 	return nil
 }
 
-// unpack reads the ids of a packed column (after its dictionary) into
-// c.unpacked, one byte per row.
+// unpack reads the packed ids of a packed column (as packedCounts split
+// them) into c.unpacked, one byte per row.
 func (c *StringColumn) unpack(raw []byte, rows int) error {
 	n := len(c.Dict)
-	if n > maxPackedDict {
-		return fmt.Errorf("packed column of %d values: %w", n, ErrCorrupt)
-	}
 	bits := packedBits(n)
 	per := 8 / bits
-	if len(raw) != (rows+per-1)/per {
-		return fmt.Errorf("%d id bytes for %d rows of %d bits: %w", len(raw), rows, bits, ErrCorrupt)
-	}
 	ids := raw // 8 bits: as is
 	if bits < 8 {
 		ids = slices.Grow(c.unpacked[:0], len(raw)*per)[:len(raw)*per]

@@ -413,8 +413,8 @@ func TestOpenRefuses(t *testing.T) {
 		{"empty", nil, size, 777, ErrCorrupt},
 		{"longer", append(bytes.Clone(idx), 0), size, 777, ErrCorrupt},
 		{"magic", mod(func(b []byte) []byte { b[0] = 'X'; return b }), size, 777, ErrCorrupt},
-		{"version", mod(func(b []byte) []byte { b[8] = 9; return b }), size, 777, ErrCorrupt},
-		{"version, as ErrVersion", mod(func(b []byte) []byte { b[8] = 9; return b }), size, 777, ErrVersion},
+		{"version", mod(func(b []byte) []byte { b[8] = Version + 1; return b }), size, 777, ErrCorrupt},
+		{"version, as ErrVersion", mod(func(b []byte) []byte { b[8] = Version + 1; return b }), size, 777, ErrVersion},
 		{"table", mod(func(b []byte) []byte { b[headerSize+3] ^= 1; return b }), size, 777, ErrCorrupt},
 		{"table length", mod(func(b []byte) []byte { b[16] ^= 0x40; return b }), size, 777, ErrCorrupt},
 	}
@@ -1013,6 +1013,11 @@ func BenchmarkBytesOver(b *testing.B) {
 // over blocks of 1 to 3000 rows with absent values, and checks that a
 // packed column is stored as is, and damaged ones fail.
 func TestPackedColumns(t *testing.T) {
+	dec, err := zstd.NewReader(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dec.Close()
 	sawWide := false
 	for _, k := range []int{1, 2, 3, 4, 15, 16, 254, 256, 400} {
 		for _, rows := range []int{1, 2, 7, 8, 9, 21, 40, 3000} {
@@ -1060,6 +1065,34 @@ func TestPackedColumns(t *testing.T) {
 			if Stored(frame) != (len(distinct) <= maxPackedDict) {
 				t.Errorf("k=%d rows=%d: stored %v", k, rows, Stored(frame))
 			}
+			// A packed column's counts are its ids', whichever way it
+			// is read.
+			raw, err := DecodeColumn(dec, frame, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var full, counted StringColumn
+			if err := ParseString(raw, rows, &full); err != nil {
+				t.Fatal(err)
+			}
+			ok, err := ParseCounts(raw, rows, &counted)
+			if err != nil || ok != Stored(frame) {
+				t.Fatalf("k=%d rows=%d: ParseCounts %v %v", k, rows, ok, err)
+			}
+			if ok {
+				want := make([]uint32, len(full.Dict)+1)
+				for r := range rows {
+					want[full.ID(r)]++
+				}
+				if fmt.Sprint(full.Counts()) != fmt.Sprint(want) || fmt.Sprint(counted.Counts()) != fmt.Sprint(want) || fmt.Sprint(counted.Dict) != fmt.Sprint(full.Dict) {
+					t.Fatalf("k=%d rows=%d: counts %v and %v (dictionary %v), want %v", k, rows, full.Counts(), counted.Counts(), counted.Dict, want)
+				}
+				if _, ok := counted.ByteIDs(); ok {
+					t.Fatal("ByteIDs of a column read by ParseCounts")
+				}
+			} else if full.Counts() != nil {
+				t.Fatalf("k=%d rows=%d: counts %v of a column that is not packed", k, rows, full.Counts())
+			}
 			ix.Close()
 		}
 	}
@@ -1075,33 +1108,46 @@ func TestPackedColumns(t *testing.T) {
 		}
 		return b
 	}
+	// col is a packed column: dict(n), the id bytes, then the counts.
+	col := func(n int, ids []byte, counts ...byte) []byte {
+		return append(append(dict(n), ids...), counts...)
+	}
 	var c StringColumn
-	if err := ParseString(append(dict(3), 0b11100100, 0b00), 5, &c); err != nil {
+	if err := ParseString(col(3, []byte{0b11100100, 0b00}, 2, 1, 1, 1), 5, &c); err != nil {
 		t.Fatalf("a good column: %v", err)
-	} else if ids := []uint32{c.ID(0), c.ID(1), c.ID(2), c.ID(3), c.ID(4)}; fmt.Sprint(ids) != "[0 1 2 3 0]" {
-		t.Fatalf("ids %v", ids)
+	} else if ids := []uint32{c.ID(0), c.ID(1), c.ID(2), c.ID(3), c.ID(4)}; fmt.Sprint(ids) != "[0 1 2 3 0]" || fmt.Sprint(c.Counts()) != "[2 1 1 1]" {
+		t.Fatalf("ids %v, counts %v", ids, c.Counts())
 	}
 	for _, bad := range []struct {
-		name string
-		raw  []byte
-		rows int
+		name   string
+		raw    []byte
+		rows   int
+		counts bool // ParseCounts fails too (it reads no ids)
 	}{
-		{"id past the dictionary", append(dict(2), 0b11), 1},
-		{"4-bit id past the dictionary", append(dict(5), 0x06), 2},
-		{"bits set past the last row", append(dict(3), 0b01000000), 3},
-		{"too few id bytes", append(dict(3), 0), 5},
-		{"too many id bytes", append(dict(3), 0, 0), 4},
-		{"8-bit id past the dictionary", append(dict(20), 21), 1},
-		{"255 values", append(dict(255), make([]byte, 1)...), 1},
+		{"id past the dictionary", col(2, []byte{0b11}, 0, 0, 1), 1, false},
+		{"4-bit id past the dictionary", col(5, []byte{0x06}, 0, 0, 0, 0, 0, 2), 2, false},
+		{"bits set past the last row", col(3, []byte{0b01000000}, 3, 0, 0, 0), 3, false},
+		{"too few id bytes", col(3, []byte{0}), 5, true},
+		{"8-bit id past the dictionary", col(20, []byte{21}, append([]byte{1}, make([]byte, 20)...)...), 1, false},
+		{"255 values", col(255, []byte{0}, append([]byte{1}, make([]byte, 255)...)...), 1, true},
+		{"no counts", col(3, []byte{0}), 4, true},
+		{"too few counts", col(3, []byte{0}, 4, 0, 0), 4, true},
+		{"counts short of the rows", col(3, []byte{0}, 3, 0, 0, 0), 4, true},
+		{"counts past the rows", col(3, []byte{0}, 4, 1, 0, 0), 4, true},
+		{"a count past the rows", col(3, []byte{0}, 5, 0, 0, 0), 4, true},
+		{"bytes past the counts", col(3, []byte{0}, 4, 0, 0, 0, 0), 4, true},
 	} {
 		if err := ParseString(bad.raw, bad.rows, &c); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("%s: %v", bad.name, err)
 		}
+		if ok, err := ParseCounts(bad.raw, bad.rows, &c); !ok || errors.Is(err, ErrCorrupt) != bad.counts {
+			t.Errorf("%s: ParseCounts %v %v", bad.name, ok, err)
+		}
 	}
 	// A stored column whose bytes changed fails its checksum.
-	col := append(dict(3), 0b11100100, 0)
-	frame := binary.LittleEndian.AppendUint32(bytes.Clone(col), uint32(xxhash.Sum64(col)))
-	if out, err := DecodeColumn(nil, frame, nil); err != nil || !bytes.Equal(out, col) {
+	good := col(3, []byte{0b11100100, 0}, 2, 1, 1, 1)
+	frame := binary.LittleEndian.AppendUint32(bytes.Clone(good), uint32(xxhash.Sum64(good)))
+	if out, err := DecodeColumn(nil, frame, nil); err != nil || !bytes.Equal(out, good) {
 		t.Fatalf("%q %v", out, err)
 	}
 	frame[len(frame)-6] ^= 1

@@ -151,6 +151,10 @@ func TestColumnsMatchLines(t *testing.T) {
 		`_time:>=2026-01-02T00:00:20Z _time:<2026-01-02T00:02:00Z | stats by (service) count() | sort by (service)`,
 		`* | stats by (_time:1d offset 3h, service) count() | sort by (_time, service)`,
 		`* | stats by (_time:week) count()`,
+		// Blocks in one bucket are counted from their packed columns'
+		// counts, blocks over several bucket by bucket.
+		`* | stats by (_time:1h, service) count() | sort by (_time, service)`,
+		`* | stats by (_time:1s, level) count() | sort by (_time, level)`,
 		`_time:>2026-01-02T00:01:00Z OR level:=error | stats by (level) count() | sort by (level)`,
 		`NOT _time:>2026-01-02T00:01:00Z | stats by (_time:30s) count() | sort by (_time)`,
 		`* | stats by (level) rate() | sort by (level)`,
