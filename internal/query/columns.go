@@ -214,7 +214,7 @@ func (e *executor) columnBlock(w *workerState, cw *colWorker, j segJob, fields [
 		ref, _ := blk.Column(id)
 		if cw.raw[i], err = e.readColumn(cw, ix, ref, cw.raw[i]); err == nil {
 			ok := false
-			if counts && i == e.fast.hist[0] {
+			if counts && len(e.fast.hist) == 1 && i == e.fast.hist[0] {
 				ok, err = segindex.ParseCounts(cw.raw[i], blk.Rows, &cw.cols[i])
 				counts = ok // not packed: counted from its ids
 			}
@@ -621,8 +621,8 @@ emit:
 // matches every row of the block.
 func (e *executor) countsOnly(w *workerState, blk *segindex.Block) bool {
 	f := &e.fast
-	if len(f.hist) != 1 {
-		return false
+	if len(f.hist) > 1 || len(f.hist) == 0 && f.timeBucket == nil {
+		return false // (a count of no fields nor bucket is plan.countOnly's)
 	}
 	sp, ok := w.barrier.(*statsProc)
 	if !ok || w.head != processor(sp) {
@@ -659,11 +659,15 @@ func (e *executor) blockBucket(w *workerState, sp *statsProc, blk *segindex.Bloc
 
 // histogramCounts adds blk's rows to the stats groups of their by-field's
 // values from the counts its packed column keeps (or all to the group
-// without the field, when the block lacks it), in the block's one _time
-// bucket if the pipe has one: the rows are not read (see countsOnly).
+// without the field, when the block lacks it or the pipe counts by a
+// _time bucket alone), in the block's one _time bucket if the pipe has
+// one: the rows are not read (see countsOnly).
 func (e *executor) histogramCounts(w *workerState, cw *colWorker, blk *segindex.Block, fields []string) error {
 	sp := w.barrier.(*statsProc)
-	h := e.fast.hist[0]
+	h := -1
+	if len(e.fast.hist) == 1 {
+		h = e.fast.hist[0]
+	}
 	var start int64
 	if e.fast.timeBucket != nil {
 		var ok bool
@@ -682,7 +686,7 @@ func (e *executor) histogramCounts(w *workerState, cw *colWorker, blk *segindex.
 		}
 		return sp.addGroupCount(row, n)
 	}
-	if !cw.has[h] {
+	if h < 0 || !cw.has[h] {
 		if err := emit("", false, int64(blk.Rows)); err != nil {
 			return err
 		}
