@@ -219,7 +219,7 @@ func newPlan(q *Query, opts Options) (*plan, error) {
 	}
 	p.need = need
 
-	lit := requiredLiteral(q.Filter)
+	lit := verbatimPiece(requiredLiteral(q.Filter))
 	if strings.IndexByte(lit, '"') >= 0 && slices.ContainsFunc(opts.InputFormats, func(f InputFormat) bool { return f.Kind == FormatCSV }) {
 		lit = "" // CSV doubles quotes: the raw line need not hold the literal
 	}
@@ -650,6 +650,24 @@ func requiredLiteral(f Filter) string {
 		return lit
 	}
 	return ""
+}
+
+// verbatimPiece returns the longest piece of lit between the bytes JSON
+// puts between tokens ([ ] { } , :), which a line holds as is when a
+// value holds lit: a value that is a JSON array or object is matched as
+// compact text (`[1,2,3]`), where the line may spell it with spaces (`[1,
+// 2, 3]`), and such spaces only ever sit next to one of those bytes.
+func verbatimPiece(lit string) string {
+	if !strings.ContainsAny(lit, "[]{},:") {
+		return lit
+	}
+	best := ""
+	for _, piece := range strings.FieldsFunc(lit, func(r rune) bool { return strings.ContainsRune("[]{},:", r) }) {
+		if len(piece) > len(best) {
+			best = piece
+		}
+	}
+	return best
 }
 
 // usableLiteral drops literals the raw line may not contain even when the
