@@ -549,6 +549,9 @@ func TestVictoriaLogsSelectOracle(t *testing.T) {
 				{"query", "*"},
 				{"query", "generated"},
 				{"query", "*", "start", "2026-01-04"},
+				// Rows a pipe made are not logs: no _stream, no _stream_id.
+				{"query", "* | fields level, app"},
+				{"query", "* | stats by (level) count() n"},
 			} {
 				r := get("/select/logsql/field_names", kv...)
 				o.check(t, "field_names/"+r.args.Encode(), r, sameJSON(valueNames))

@@ -33,8 +33,24 @@ func (p *parser) parseFieldNamesPipe(_ string) (Pipe, error) {
 	return pf, nil
 }
 
-func (p *PipeFieldNames) newProcessor(_ *plan, next processor) (processor, error) {
-	return newFieldNamesProc(p, next), nil
+func (p *PipeFieldNames) newProcessor(pl *plan, next processor) (processor, error) {
+	f := newFieldNamesProc(p, next)
+	f.logs = readsLogs(pl.q.Pipes, p)
+	return f, nil
+}
+
+// readsLogs reports whether the pipe at is fed logs as read, with their
+// fields: every pipe before it keeps or drops whole rows (filter, limit,
+// offset, sort).
+func readsLogs(pipes []Pipe, at Pipe) bool {
+	for _, pp := range pipes {
+		switch pp.(type) {
+		case *PipeFilter, *PipeLimit, *PipeOffset, *PipeSort:
+			continue
+		}
+		return pp == at
+	}
+	return false
 }
 
 // fieldNamesProc implements field_names: every field name with the number of
@@ -48,6 +64,7 @@ type fieldNamesProc struct {
 	p     *PipeFieldNames
 	names map[string]*int64
 	rows  int64
+	logs  bool // fed logs as read (readsLogs): each is in a stream
 	next  processor
 }
 
@@ -93,7 +110,7 @@ func (f *fieldNamesProc) flush() error {
 	for k := range f.names {
 		keys = append(keys, k)
 	}
-	if f.rows > 0 {
+	if f.rows > 0 && f.logs {
 		// Every log belongs to a stream in VictoriaLogs' model; spate reads
 		// files without stream fields, so every log is in the stream {}, as
 		// when VictoriaLogs ingests them without _stream_fields. (Not

@@ -25,7 +25,8 @@
 //     kept (VictoriaLogs drops both at ingestion); see parseLogLine.
 //   - A result row with no non-empty field is not returned, as VictoriaLogs
 //     returns none.
-//   - field_names as the first pipe lists _stream and _stream_id, which every
+//   - field_names fed logs as stored (the first pipe, or after filter,
+//     limit, offset and sort only) lists _stream and _stream_id, which every
 //     stored VictoriaLogs log has; rows here do not carry them otherwise.
 package naive
 
@@ -120,9 +121,15 @@ func run(q *query.Query, logs []row, opts Options) ([]map[string]string, error) 
 		}
 	}
 
-	for i, p := range q.Pipes {
+	stored := true // the rows are logs as stored: nothing has changed their fields
+	for _, p := range q.Pipes {
 		var err error
-		rows, err = ev.applyPipe(p, rows, i == 0)
+		rows, err = ev.applyPipe(p, rows, stored)
+		switch p.(type) {
+		case *query.PipeFilter, *query.PipeLimit, *query.PipeOffset, *query.PipeSort:
+		default:
+			stored = false
+		}
 		if err == nil {
 			err = ev.err
 		}

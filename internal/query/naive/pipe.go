@@ -11,7 +11,8 @@ import (
 )
 
 // applyPipe runs one pipe over all rows and returns the new rows. first is
-// set for the query's first pipe (field_names then sees stored logs).
+// set when the rows are logs as stored (field_names then lists _stream and
+// _stream_id).
 // Pipes may modify the rows they are given.
 func (ev *evaluator) applyPipe(p query.Pipe, rows []row, first bool) ([]row, error) {
 	switch p := p.(type) {

@@ -126,7 +126,7 @@ func uniqRows(p *query.PipeUniq, rows []row) []row {
 
 // fieldNames is the field_names pipe: every field name with the number of
 // rows where it is non-empty (VictoriaLogs' hits are per-block estimates;
-// these are exact). As the query's first pipe it reads stored logs, which in
+// these are exact). Fed logs as stored (first), it reads logs, which in
 // VictoriaLogs always carry _stream and _stream_id too: spate treats a file
 // as the single stream {}, so those two names are listed with every row as
 // a hit.
