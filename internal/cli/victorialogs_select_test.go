@@ -420,8 +420,17 @@ func TestVictoriaLogsSelectOracle(t *testing.T) {
 			// The row of the corpus with latency_ms "1.5e2", summed without and
 			// with a by clause.
 			for name, q := range map[string]string{
-				"query/sum-exponent":    `level:info latency_ms:~"e" | stats sum(latency_ms) s`,
-				"query/by-sum-exponent": `level:info latency_ms:~"e" | stats by (level) sum(latency_ms) s`,
+				// Found by differential runs against VictoriaLogs: the tuple
+				// of empty values in uniq, empty values in values(), row_min
+				// of no row, field patterns in stats functions.
+				"query/uniq-empty-tuple":  `* | uniq by (cause) with hits`,
+				"query/uniq-count":        `* | uniq by (cause, nosuch) | stats count() n`,
+				"query/values-empty":      `level:error | stats by (service) values(cause) v | len(v) as l | fields service, l`, // values in storage order: compare their length
+				"query/row-min-nothing":   `nosuch:x | stats row_min(status) a, row_max(status, http*) b, count() c`,
+				"query/stats-patterns":    `* | stats by (level) count(http*) c, count_empty(http*) e, max(http*) mx, sum_len(http*) l, uniq_values(http*) u`,
+				"query/stats-pattern-row": `level:error | stats by (service) row_max(latency_ms, http*) r`,
+				"query/sum-exponent":      `level:info latency_ms:~"e" | stats sum(latency_ms) s`,
+				"query/by-sum-exponent":   `level:info latency_ms:~"e" | stats by (level) sum(latency_ms) s`,
 			} {
 				o.check(t, name, post("/select/logsql/query", "query", q), sameRows(false, nil))
 			}

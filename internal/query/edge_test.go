@@ -60,6 +60,14 @@ var edgeQueries = []string{
 	`b:="[\"x\",\"y\"]" | fields _time`,
 	`o.k:="[1,{\"z\":2}]" | fields _time`,
 	`"1,2,3" | stats count() n`,
+	// Field patterns in stats functions; tuples of empty values in uniq.
+	`* | stats count(http*) c, count_empty(http*) e, sum(http*) s, avg(http*) a, min(http*) mn, max(http*) mx, sum_len(http*) l, uniq_values(http*) u, values(http*) v`,
+	`* | stats by (level) row_max(_time, http*) r, row_min(http.status) m`,
+	`* | uniq by (level) with hits`,
+	`* | uniq by (level, nosuch) with hits`,
+	`* | uniq by (level) | stats count() n`,
+	`* | stats values(level) v, count_uniq(level) u`,
+	`nosuch:x | stats row_min(level) a, row_max(level) b, count() c`,
 }
 
 func TestEdgeLines(t *testing.T) {

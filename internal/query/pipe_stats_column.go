@@ -2,6 +2,8 @@ package query
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 )
 
 // statsColumn is one stats function's state for every group of a statsProc,
@@ -59,8 +61,9 @@ type statsState interface {
 	result() string
 }
 
-// eachValue calls fn with the values of fields in r, or of every field when
-// fields is empty.
+// eachValue calls fn with the values of fields in r: a named field's (""
+// when r lacks it) and the non-empty values of the fields a prefix pattern
+// ("http*") matches, in name order; with no fields, every field's value.
 func eachValue(r *Row, fields []string, fn func(v string)) {
 	if len(fields) == 0 {
 		for _, f := range r.Fields {
@@ -69,6 +72,53 @@ func eachValue(r *Row, fields []string, fn func(v string)) {
 		return
 	}
 	for _, f := range fields {
+		if prefix, ok := strings.CutSuffix(f, "*"); ok {
+			eachMatch(r, prefix, func(fl *Field) {
+				if fl.Value != "" {
+					fn(fl.Value)
+				}
+			})
+			continue
+		}
 		fn(r.Get(f))
 	}
+}
+
+// isPattern reports whether a stats function's field is a prefix pattern
+// ("http*").
+func isPattern(f string) bool { return f != "" && f[len(f)-1] == '*' }
+
+// eachMatch calls fn with r's fields whose names start with prefix, in
+// name order.
+func eachMatch(r *Row, prefix string, fn func(f *Field)) {
+	var idx [16]int
+	m := idx[:0]
+	for i := range r.Fields {
+		if strings.HasPrefix(r.Fields[i].Name, prefix) {
+			m = append(m, i)
+		}
+	}
+	if len(m) > 1 {
+		slices.SortFunc(m, func(a, b int) int { return strings.Compare(r.Fields[a].Name, r.Fields[b].Name) })
+	}
+	for _, i := range m {
+		fn(&r.Fields[i])
+	}
+}
+
+// anyValue reports whether r has a non-empty value of one of fields (named
+// fields and prefix patterns, as in eachValue).
+func anyValue(r *Row, fields []string) bool {
+	for _, f := range fields {
+		if prefix, ok := strings.CutSuffix(f, "*"); ok {
+			for i := range r.Fields {
+				if r.Fields[i].Value != "" && strings.HasPrefix(r.Fields[i].Name, prefix) {
+					return true
+				}
+			}
+		} else if r.Get(f) != "" {
+			return true
+		}
+	}
+	return false
 }

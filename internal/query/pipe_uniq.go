@@ -80,15 +80,11 @@ func newUniqProc(p *PipeUniq, next processor) *uniqProc {
 	return &uniqProc{p: p, h: newHitCounter(p.By), next: next}
 }
 
-// push counts r unless every by-field is empty: VictoriaLogs' uniq leaves
-// out the all-empty tuple (top keeps it).
+// push counts r. The tuple of empty values is one like any other, as in
+// VictoriaLogs v1.52.1: its row has no non-empty field, so it shows only
+// with hits, but later pipes count it.
 func (u *uniqProc) push(r *Row) error {
-	for _, f := range u.p.By {
-		if r.Get(f) != "" {
-			u.h.add(r)
-			return nil
-		}
-	}
+	u.h.add(r)
 	return nil
 }
 
@@ -96,7 +92,11 @@ func (u *uniqProc) merge(o processor) error { u.h.merge(&o.(*uniqProc).h); retur
 
 func (u *uniqProc) flush() error {
 	var out Row
-	for i, g := range u.h.sorted(false) {
+	groups := u.h.sorted(false)
+	// Past the limit, the hits of the tuples kept would be partial in
+	// VictoriaLogs, which streams them: it gives 0 for each.
+	over := u.p.Limit > 0 && int64(len(groups)) > u.p.Limit
+	for i, g := range groups {
 		if u.p.Limit > 0 && int64(i) >= u.p.Limit {
 			break
 		}
@@ -105,7 +105,11 @@ func (u *uniqProc) flush() error {
 			out.Set(f, g.vals[j])
 		}
 		if u.p.WithHits {
-			out.Set("hits", strconv.FormatInt(g.hits, 10))
+			hits := g.hits
+			if over {
+				hits = 0
+			}
+			out.Set("hits", strconv.FormatInt(hits, 10))
 		}
 		if err := u.next.push(&out); err != nil {
 			if err == errStop {

@@ -38,20 +38,14 @@ func (c *countColumn) update(g int, r *Row) {
 	case c.sumLen:
 		eachValue(r, c.fields, func(v string) { c.n[g] += int64(len(v)) })
 	case c.empty:
-		for _, f := range c.fields {
-			if r.Get(f) != "" {
-				return
-			}
+		if !anyValue(r, c.fields) {
+			c.n[g]++
 		}
-		c.n[g]++
 	case len(c.fields) == 0:
 		c.n[g]++
 	default:
-		for _, f := range c.fields {
-			if r.Get(f) != "" {
-				c.n[g]++
-				return
-			}
+		if anyValue(r, c.fields) {
+			c.n[g]++
 		}
 	}
 }

@@ -2,6 +2,7 @@ package query
 
 import (
 	"encoding/binary"
+	"strings"
 
 	"github.com/axiomhq/hyperloglog"
 )
@@ -10,6 +11,11 @@ import (
 func (p *parser) parseCountUniqArgs(sf *StatsFunc, args []string, argsPos int) error {
 	if len(args) == 0 {
 		return p.errorHint(argsPos, "count_uniq(*) counts distinct rows", "count_uniq() needs at least one field")
+	}
+	for _, a := range args {
+		if a != "*" && strings.HasSuffix(a, "*") {
+			return p.errorf(argsPos, "count_uniq() takes no field pattern such as %q (VictoriaLogs refuses it too): name the fields", a)
+		}
 	}
 	sf.Fields = allFieldsAsNil(args)
 	return nil

@@ -18,7 +18,7 @@ type minMaxState struct {
 }
 
 func (s *minMaxState) update(r *Row) {
-	if len(s.fields) == 1 {
+	if len(s.fields) == 1 && !isPattern(s.fields[0]) {
 		s.add(r.Get(s.fields[0]))
 		return
 	}

@@ -77,7 +77,7 @@ func newQuantileState(fields []string, phi float64, mem *memTracker) *quantileSt
 }
 
 func (s *quantileState) update(r *Row) {
-	if len(s.fields) == 1 {
+	if len(s.fields) == 1 && !isPattern(s.fields[0]) {
 		s.add(r.Get(s.fields[0]))
 		return
 	}

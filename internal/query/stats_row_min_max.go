@@ -61,6 +61,12 @@ func (s *rowMinMaxState) update(r *Row) {
 		return
 	}
 	for _, f := range s.fields {
+		if prefix, ok := strings.CutSuffix(f, "*"); ok {
+			eachMatch(r, prefix, func(fl *Field) {
+				s.row = append(s.row, Field{strings.Clone(fl.Name), strings.Clone(fl.Value)})
+			})
+			continue
+		}
 		s.row = append(s.row, Field{f, strings.Clone(r.Get(f))})
 	}
 }
@@ -85,7 +91,7 @@ func (s *rowMinMaxState) merge(o statsState) {
 
 func (s *rowMinMaxState) result() string {
 	if !s.has {
-		return ""
+		return "{}" // as VictoriaLogs: no row had the field
 	}
 	b := []byte{'{'}
 	n := 0

@@ -22,7 +22,7 @@ func (c *sumColumn) grow(n int) {
 }
 
 func (c *sumColumn) update(g int, r *Row) {
-	if len(c.fields) == 1 {
+	if len(c.fields) == 1 && !isPattern(c.fields[0]) {
 		// Fast path: one field, no closure.
 		if v, ok := parseNumber(r.Get(c.fields[0])); ok {
 			c.sum[g] += v

@@ -25,9 +25,12 @@ type posValue struct {
 	v   string
 }
 
+// update adds r's values of the fields, an empty one for each row without
+// a named field (VictoriaLogs keeps them: values(x) of 4 rows has 4
+// values), only the non-empty ones of every field (values(*)).
 func (s *valuesState) update(r *Row) {
 	eachValue(r, s.fields, func(v string) {
-		if v == "" || (s.limit > 0 && int64(len(s.vals)) >= s.limit) {
+		if (v == "" && len(s.fields) == 0) || (s.limit > 0 && int64(len(s.vals)) >= s.limit) {
 			return
 		}
 		s.vals = append(s.vals, posValue{r.pos, strings.Clone(v)})
