@@ -68,6 +68,8 @@ var edgeQueries = []string{
 	`* | uniq by (level) | stats count() n`,
 	`* | stats values(level) v, count_uniq(level) u`,
 	`nosuch:x | stats row_min(level) a, row_max(level) b, count() c`,
+	`* | unroll (tags) | stats count() n`,
+	`* | unroll (tags, level) | fields _time, tags, level`,
 }
 
 func TestEdgeLines(t *testing.T) {

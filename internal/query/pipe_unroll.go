@@ -37,7 +37,8 @@ func (p *PipeUnroll) newProcessor(_ *plan, next processor) (processor, error) {
 	return &unrollProc{fields: p.Fields, next: next}, nil
 }
 
-// unrollProc emits one row per element of JSON-array fields.
+// unrollProc emits one row per element of JSON-array fields, and one with
+// the fields empty for a row without elements.
 type unrollProc struct {
 	fields  []string
 	next    processor
@@ -56,6 +57,9 @@ func (p *unrollProc) push(r *Row) error {
 		p.vals = append(p.vals, vs)
 		n = max(n, len(vs))
 	}
+	// A row whose fields hold no array element (absent, not an array, [])
+	// stays, once, with them empty: as in VictoriaLogs.
+	n = max(n, 1)
 	for i := 0; i < n; i++ {
 		p.scratch.CopyFrom(r)
 		for j, f := range p.fields {
