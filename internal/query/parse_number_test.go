@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -194,12 +195,7 @@ func TestIsNumberPrefixLit(t *testing.T) {
 // two and ten up to 2^53, random ones, and random larger ones that the
 // fast path must leave alone.
 func TestAppendNumberIntegers(t *testing.T) {
-	general := func(f float64) string {
-		if f == 0 {
-			return "0"
-		}
-		return strconv.FormatFloat(f, 'f', -1, 64)
-	}
+	general := func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) } // -0 is "-0", as in VictoriaLogs
 	var fs []float64
 	for e := 0; e <= 53; e++ {
 		p := math.Ldexp(1, e)
@@ -222,5 +218,29 @@ func TestAppendNumberIntegers(t *testing.T) {
 		if got, want := string(appendNumber(nil, f)), general(f); got != want {
 			t.Fatalf("appendNumber(%v) = %q, want %q", f, got, want)
 		}
+	}
+}
+
+// TestAppendNumberNoExponent: VictoriaLogs prints every number with 'f'
+// (marshalFloat64String): tiny and huge ones without an exponent, and -0.
+func TestAppendNumberNoExponent(t *testing.T) {
+	for f, want := range map[float64]string{
+		1.5000000000000002e-08: "0.000000015000000000000002",
+		3e22:                   "30000000000000000000000",
+		-2.5e-7:                "-0.00000025",
+		1e21:                   "1000000000000000000000",
+		math.Copysign(0, -1):   "-0",
+		0.1:                    "0.1",
+		123.456:                "123.456",
+	} {
+		if got := formatNumber(f); got != want {
+			t.Errorf("formatNumber(%v) = %q, want %q", f, got, want)
+		}
+		if g, ok := parsePlainNumber(formatNumber(f)); !ok || g != f || !plainNumber(f) {
+			t.Errorf("%v: read back as %v, %v", f, g, ok)
+		}
+	}
+	if s := formatNumber(5e-324); strings.ContainsAny(s, "eE") {
+		t.Errorf("formatNumber(5e-324) = %q", s)
 	}
 }

@@ -75,7 +75,7 @@ func parseNumber(s string) (float64, bool) {
 }
 
 // formatNumber prints f as VictoriaLogs does: the shortest text that parses
-// back to f, without an exponent for ordinary magnitudes.
+// back to f, never with an exponent (1e-08 is 0.00000001), -0 as "-0".
 func formatNumber(f float64) string {
 	var buf [32]byte // the text of most numbers fits: one allocation, the string's
 	return string(appendNumber(buf[:0], f))
@@ -90,31 +90,20 @@ func appendNumber(dst []byte, f float64) []byte {
 	case math.IsInf(f, -1):
 		return append(dst, "-Inf"...)
 	}
-	if f == math.Trunc(f) && math.Abs(f) < 1e21 {
-		if math.Abs(f) < 1<<53 {
-			// Fast path: counts and sums of integers. Below 2^53 every
-			// integer is a float64 and neighbours are at most 1 apart, so
-			// the shortest text that parses back to f is f's own digits,
-			// which AppendInt prints several times faster (and -0 as 0).
-			return strconv.AppendInt(dst, int64(f), 10)
-		}
-		return strconv.AppendFloat(dst, f, 'f', -1, 64)
+	if f == math.Trunc(f) && math.Abs(f) < 1<<53 && (f != 0 || !math.Signbit(f)) {
+		// Fast path: counts and sums of integers. Below 2^53 every
+		// integer is a float64 and neighbours are at most 1 apart, so the
+		// shortest text that parses back to f is f's own digits, which
+		// AppendInt prints several times faster.
+		return strconv.AppendInt(dst, int64(f), 10)
 	}
-	a := math.Abs(f)
-	if a >= 1e-6 && a < 1e21 {
-		return strconv.AppendFloat(dst, f, 'f', -1, 64)
-	}
-	return strconv.AppendFloat(dst, f, 'g', -1, 64)
+	return strconv.AppendFloat(dst, f, 'f', -1, 64)
 }
 
-// plainNumber reports whether appendNumber prints f without an exponent
-// (and so as text parsePlainNumber reads back to f).
+// plainNumber reports whether appendNumber prints f as a number (not NaN
+// or an infinity), which parsePlainNumber reads back to f.
 func plainNumber(f float64) bool {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return false
-	}
-	a := math.Abs(f)
-	return a < 1e21 && (a >= 1e-6 || f == math.Trunc(f))
+	return !math.IsNaN(f) && !math.IsInf(f, 0)
 }
 
 // parsePlainNumber parses a number without an exponent ("-12.5", "150"):
