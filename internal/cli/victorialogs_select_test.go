@@ -35,6 +35,23 @@ var knownSelectDiffs = map[string]string{
 		"`stats by (level) sum(latency_ms)` skips it (NaN on that row alone); spate reads 150 in both",
 }
 
+// oddNumberLines have values VictoriaLogs reads as numbers though they are
+// not decimals (v), text it orders naturally (w), and numbers it prints
+// without an exponent (x, y).
+const oddNumberLines = `{"_time":"2026-01-02T00:00:01Z","_msg":"a","v":"0x1F","w":"file10","x":"0.00000001","y":"1e22"}
+{"_time":"2026-01-02T00:00:02Z","_msg":"b","v":"100ns","w":"file9","x":"0.00000002","y":"2e22"}
+{"_time":"2026-01-02T00:00:03Z","_msg":"c","v":"1.5s","w":"/api"}
+{"_time":"2026-01-02T00:00:04Z","_msg":"d","v":"2KB","w":"200"}
+{"_time":"2026-01-02T00:00:05Z","_msg":"e","v":"10.0.0.1","w":"x-1"}
+{"_time":"2026-01-02T00:00:06Z","_msg":"f","v":"2026-01-02T03:04:05Z","w":"x1"}
+{"_time":"2026-01-02T00:00:07Z","_msg":"g","v":"2026-01-02 03:04:05"}
+{"_time":"2026-01-02T00:00:08Z","_msg":"h","v":"1_000"}
+{"_time":"2026-01-02T00:00:09Z","_msg":"i","v":"1e3"}
+{"_time":"2026-01-02T00:00:10Z","_msg":"j","v":"-5"}
+{"_time":"2026-01-02T00:00:11Z","_msg":"k","v":"1h30m"}
+{"_time":"2026-01-02T00:00:12Z","_msg":"l","v":"1.5MiB"}
+`
+
 // selectOracle sends the same request to VictoriaLogs and to spate serve.
 type selectOracle struct {
 	vl, sp string
@@ -374,12 +391,14 @@ func TestVictoriaLogsSelectOracle(t *testing.T) {
 		streams := "_time_field=ts&_msg_field=msg&_stream_fields=app,env"
 		vlPost(t, base, streams, oracleGenLines(300, []string{"api", "web", "worker"}, "generated"))
 		vlPost(t, base, streams, oracleGenLines(7, []string{"solo"}, "tenanted"), "AccountID", "3", "ProjectID", "4")
+		vlPost(t, base, "", []byte(oddNumberLines), "AccountID", "7", "ProjectID", "0")
 	}
 	forceFlush(t, o.vl)
 
 	get := func(path string, kv ...string) selectReq { return selectReq{http.MethodGet, path, argsOf(kv...), nil} }
 	post := func(path string, kv ...string) selectReq { return selectReq{http.MethodPost, path, argsOf(kv...), nil} }
 	tenant34 := func(r selectReq) selectReq { r.hdr = []string{"AccountID", "3", "ProjectID", "4"}; return r }
+	tenant70 := func(r selectReq) selectReq { r.hdr = []string{"AccountID", "7", "ProjectID", "0"}; return r }
 
 	// Every comparison runs twice: on the segments as written (plain,
 	// read line by line), then after a restart has sealed, compressed and
@@ -433,6 +452,24 @@ func TestVictoriaLogsSelectOracle(t *testing.T) {
 				"query/by-sum-exponent":   `level:info latency_ms:~"e" | stats by (level) sum(latency_ms) s`,
 			} {
 				o.check(t, name, post("/select/logsql/query", "query", q), sameRows(false, nil))
+			}
+			// Values VictoriaLogs reads as numbers though they are not
+			// decimals, and text it orders naturally (tenant 7:0).
+			for i, q := range []string{
+				`v:range(1, 500) | fields _msg, v`,
+				`v:>0 | fields _msg`,
+				`v:>1KB | fields _msg`,
+				`v:<"192.168.0.1" | fields _msg`,
+				`v:>"2026-01-01T00:00:00Z" | fields _msg`,
+				`v:<NaN | fields _msg`,
+				`v:range[NaN, 5] | fields _msg`,
+				`* | math v*1 as m | fields _msg, m`,
+				`v:* | stats sum(v) s, avg(v) a, min(v) mn, max(v) mx`,
+				`* | stats min(w) mn, max(w) mx`,
+				`* | sort by (w) | fields w`,
+				`* | stats avg(x) a, sum(y) s`,
+			} {
+				o.check(t, fmt.Sprintf("query/numbers-%d", i), tenant70(post("/select/logsql/query", "query", q)), sameRows(strings.Contains(q, "sort"), nil))
 			}
 			// Without _time the rows limit keeps are any: count them only.
 			r := get("/select/logsql/query", "query", "level:error | stats by (service) count() n", "limit", "3")

@@ -51,7 +51,7 @@ func NewIndexLines() segindex.LineReader {
 
 // IndexNumbers parses a value as numeric filters do, for the numeric
 // ranges of segment sidecars (segment.Options.IndexNumbers).
-func IndexNumbers(s string) (float64, bool) { return parseNumber(s) }
+func IndexNumbers(s string) (float64, bool) { return mathNumber(s) }
 
 // columnStatsFuncs are the stats functions whose result does not depend on
 // the order rows arrive in or on fields the query does not name, so a

@@ -2,6 +2,7 @@ package query
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"regexp/syntax"
 	"strings"
@@ -336,9 +337,9 @@ func (m *matchCompare) match(r *Row) bool {
 	if m.f.IsString {
 		c = strings.Compare(v, m.f.Value)
 	} else {
-		n, ok := parseNumber(v)
-		if !ok {
-			return false
+		n, ok := mathNumber(v)
+		if !ok || math.IsNaN(m.f.Num) {
+			return false // a NaN bound holds nothing, as in VictoriaLogs
 		}
 		switch {
 		case n < m.f.Num:
@@ -363,8 +364,8 @@ func (m *matchCompare) match(r *Row) bool {
 type matchRange struct{ f FilterRange }
 
 func (m *matchRange) match(r *Row) bool {
-	n, ok := parseNumber(r.Get(m.f.Field))
-	if !ok {
+	n, ok := mathNumber(r.Get(m.f.Field))
+	if !ok || math.IsNaN(m.f.Lo) || math.IsNaN(m.f.Hi) {
 		return false
 	}
 	if n < m.f.Lo || (n == m.f.Lo && !m.f.LoInc) {

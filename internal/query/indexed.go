@@ -556,6 +556,9 @@ func requiredNumbers(f Filter) []numReq {
 				continue
 			}
 		case *FilterRange:
+			if math.IsNaN(f.Lo) || math.IsNaN(f.Hi) {
+				continue
+			}
 			r.field, r.lo, r.hi, r.loInc, r.hiInc = f.Field, f.Lo, f.Hi, f.LoInc, f.HiInc
 		default:
 			continue

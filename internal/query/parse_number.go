@@ -60,6 +60,16 @@ func parseNumberLit(s string) (float64, bool) {
 	return 0, false
 }
 
+// parseBoundLit parses the bound of a comparison or range filter: a
+// number literal, or NaN ("nan" in any case), which VictoriaLogs takes too
+// and which no value satisfies.
+func parseBoundLit(s string) (float64, bool) {
+	if strings.EqualFold(s, "nan") {
+		return math.NaN(), true
+	}
+	return parseNumberLit(s)
+}
+
 // isNumberPrefixLit reports whether s starts like a number: an optional sign,
 // then a digit, ".digit" or "inf".
 func isNumberPrefixLit(s string) bool {

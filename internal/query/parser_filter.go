@@ -246,7 +246,7 @@ func (p *parser) parseCompare(field string) (Filter, error) {
 		return nil, err
 	}
 	f := &FilterCompare{Field: canonicalField(field), Op: op}
-	if n, ok := parseNumberLit(s); ok {
+	if n, ok := parseBoundLit(s); ok {
 		f.Num = n
 		f.Text = s
 	} else {
@@ -465,7 +465,7 @@ func (p *parser) parseRangeBound(which string) (float64, string, error) {
 	if err != nil {
 		return 0, "", err
 	}
-	n, ok := parseNumberLit(s)
+	n, ok := parseBoundLit(s)
 	if !ok {
 		return 0, "", p.errorHint(pos, "bounds are numbers such as 10, -1.5, 1e3, 10KiB, 1.5s, -inf or inf",
 			"cannot parse %s bound %q of range() as a number", which, s)

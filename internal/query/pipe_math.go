@@ -353,7 +353,7 @@ func evalMath(e *MathExpr, r *Row) float64 {
 		return e.Num
 	case "field":
 		v := r.Get(e.Field)
-		if n, ok := parseNumber(v); ok {
+		if n, ok := mathNumber(v); ok {
 			return n
 		}
 		if e.Field == "_time" {

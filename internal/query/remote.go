@@ -752,6 +752,7 @@ func (s *minMaxState) decodeState(src []byte) error {
 	r := stateReader{b: src}
 	if r.uvarint() == 1 {
 		s.has, s.val = true, r.str()
+		s.key = keyOf(s.val)
 	}
 	return r.end()
 }
@@ -908,6 +909,7 @@ func (s *rowMinMaxState) decodeState(src []byte) error {
 	r := stateReader{b: src}
 	if r.uvarint() == 1 {
 		s.has, s.val, s.pos = true, r.str(), r.pos()
+		s.key = keyOf(s.val)
 		n := r.count()
 		for range n {
 			s.row = append(s.row, Field{Name: r.str(), Value: r.str()})

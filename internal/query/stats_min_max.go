@@ -15,6 +15,7 @@ type minMaxState struct {
 	min    bool
 	has    bool
 	val    string
+	key    valueKey // val's, parsed once
 }
 
 func (s *minMaxState) update(r *Row) {
@@ -29,12 +30,13 @@ func (s *minMaxState) add(v string) {
 	if !s.min && v == "" {
 		return
 	}
-	if !s.has {
-		s.has, s.val = true, strings.Clone(v)
+	if s.has && v == s.val {
 		return
 	}
-	if s.min && lessValue(v, s.val) || !s.min && lessValue(s.val, v) {
-		s.val = strings.Clone(v)
+	k := keyOf(v)
+	if !s.has || s.min && lessKey(&k, &s.key) || !s.min && lessKey(&s.key, &k) {
+		s.has, s.val = true, strings.Clone(v)
+		s.key = keyOf(s.val)
 	}
 }
 

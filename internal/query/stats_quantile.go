@@ -89,10 +89,10 @@ func (s *quantileState) add(v string) {
 		s.empty++
 		return
 	}
-	n, isNum := parseNumber(v)
+	n, isNum := anyNumber(v)
 	if s.sk != nil {
 		if isNum {
-			_ = s.sk.Add(n) // only NaN fails, and parseNumber never returns NaN
+			_ = s.sk.Add(n) // only NaN fails, and anyNumber never returns NaN
 			s.nSk++
 		} else {
 			s.nStr++

@@ -40,6 +40,7 @@ type rowMinMaxState struct {
 	min    bool
 	has    bool
 	val    string
+	key    valueKey // val's, parsed once
 	pos    rowPos
 	row    []Field
 }
@@ -53,6 +54,7 @@ func (s *rowMinMaxState) update(r *Row) {
 		return
 	}
 	s.has, s.val, s.pos = true, strings.Clone(v), r.pos
+	s.key = keyOf(s.val)
 	s.row = s.row[:0]
 	if len(s.fields) == 0 {
 		for _, f := range r.Fields {
@@ -76,16 +78,17 @@ func (s *rowMinMaxState) better(v string, pos rowPos) bool {
 	if v == s.val {
 		return pos.less(s.pos)
 	}
+	k := keyOf(v)
 	if s.min {
-		return lessValue(v, s.val)
+		return lessKey(&k, &s.key)
 	}
-	return lessValue(s.val, v)
+	return lessKey(&s.key, &k)
 }
 
 func (s *rowMinMaxState) merge(o statsState) {
 	os := o.(*rowMinMaxState)
 	if os.has && (!s.has || s.better(os.val, os.pos)) {
-		s.has, s.val, s.pos, s.row = true, os.val, os.pos, os.row
+		s.has, s.val, s.key, s.pos, s.row = true, os.val, os.key, os.pos, os.row
 	}
 }
 

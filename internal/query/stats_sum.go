@@ -24,14 +24,14 @@ func (c *sumColumn) grow(n int) {
 func (c *sumColumn) update(g int, r *Row) {
 	if len(c.fields) == 1 && !isPattern(c.fields[0]) {
 		// Fast path: one field, no closure.
-		if v, ok := parseNumber(r.Get(c.fields[0])); ok {
+		if v, ok := anyNumber(r.Get(c.fields[0])); ok {
 			c.sum[g] += v
 			c.n[g]++
 		}
 		return
 	}
 	eachValue(r, c.fields, func(s string) {
-		if v, ok := parseNumber(s); ok {
+		if v, ok := anyNumber(s); ok {
 			c.sum[g] += v
 			c.n[g]++
 		}

@@ -3,6 +3,7 @@ package query
 import (
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/spate-io/spate/internal/timeparse"
 )
@@ -72,6 +73,61 @@ func parseNumber(s string) (float64, bool) {
 		return 0, false
 	}
 	return f, true
+}
+
+// anyNumber parses a field value as VictoriaLogs' tryParseNumber does, what
+// sum, avg and quantile read and min and max compare: parseNumber's
+// decimals, then a duration ("1.5s", in nanoseconds), a byte size ("2KB")
+// or what strconv reads of text that starts like a number ("1_000",
+// "0x1F", "inf"). It never returns NaN.
+func anyNumber(s string) (float64, bool) {
+	if f, ok := parseNumber(s); ok {
+		return f, true
+	}
+	if s == "" || !numberStart(s[0]) {
+		return 0, false
+	}
+	if ns, ok := parseDurationLit(s); ok {
+		return float64(ns), true
+	}
+	if n, ok := parseBytesLit(s); ok {
+		return float64(n), true
+	}
+	if isLikelyNumberLit(s) {
+		if f, err := strconv.ParseFloat(s, 64); err == nil {
+			return f, true
+		}
+		if n, err := strconv.ParseInt(s, 0, 64); err == nil {
+			return float64(n), true
+		}
+	}
+	return 0, false
+}
+
+// mathNumber parses a field value as VictoriaLogs' parseMathNumber does,
+// what the comparison and range filters and math read: anyNumber, then an
+// RFC 3339 timestamp (Unix nanoseconds) or an IPv4 address (its uint32).
+// The sidecar's numeric ranges are of these numbers (IndexNumbers).
+func mathNumber(s string) (float64, bool) {
+	if f, ok := anyNumber(s); ok {
+		return f, true
+	}
+	if s == "" || s[0] < '0' || s[0] > '9' {
+		return 0, false
+	}
+	if ns, ok := parseTimestampLit(s); ok {
+		return float64(ns), true
+	}
+	if n, ok := parseIPv4Lit(s); ok {
+		return float64(n), true
+	}
+	return 0, false
+}
+
+// numberStart reports whether c may start what anyNumber reads beyond
+// parseNumber: a digit, a sign, a dot, or the i of inf.
+func numberStart(c byte) bool {
+	return c >= '0' && c <= '9' || c == '-' || c == '+' || c == '.' || c == 'i' || c == 'I'
 }
 
 // formatNumber prints f as VictoriaLogs does: the shortest text that parses
@@ -163,10 +219,24 @@ func compareNatural(a, b string) int {
 			}
 		}
 	}
+	return naturalCompare(a, b)
+}
+
+// naturalLess is naturalCompare(a, b) < 0.
+func naturalLess(a, b string) bool { return naturalCompare(a, b) < 0 }
+
+// naturalCompare orders strings naturally, as VictoriaLogs' LessNatural:
+// runs of digits by their numeric value (at any length), then the shorter
+// run first ("1" < "01"); a digit before any other byte ("200" < "/api");
+// other bytes as bytes; a proper prefix first. It is 0 only for equal
+// strings.
+func naturalCompare(a, b string) int {
 	i, j := 0, 0
 	for i < len(a) && j < len(b) {
 		ca, cb := a[i], b[j]
-		if isDigit(ca) && isDigit(cb) {
+		da, db := isDigit(ca), isDigit(cb)
+		switch {
+		case da && db:
 			si, sj := i, j
 			for i < len(a) && isDigit(a[i]) {
 				i++
@@ -174,37 +244,38 @@ func compareNatural(a, b string) int {
 			for j < len(b) && isDigit(b[j]) {
 				j++
 			}
-			da, db := trimZeros(a[si:i]), trimZeros(b[sj:j])
-			if len(da) != len(db) {
-				if len(da) < len(db) {
-					return -1
-				}
-				return 1
+			ra, rb := trimZeros(a[si:i]), trimZeros(b[sj:j])
+			if len(ra) != len(rb) {
+				return cmpInt(len(ra), len(rb))
 			}
-			if da != db {
-				if da < db {
-					return -1
-				}
-				return 1
+			if ra != rb {
+				return compareString(ra, rb)
+			}
+			if i-si != j-sj {
+				return cmpInt(i-si, j-sj)
 			}
 			continue
-		}
-		if ca != cb {
-			if ca < cb {
-				return -1
-			}
+		case da:
+			return -1
+		case db:
 			return 1
+		case ca != cb:
+			return cmpInt(int(ca), int(cb))
 		}
 		i++
 		j++
 	}
+	return cmpInt(len(a)-i, len(b)-j)
+}
+
+func cmpInt(a, b int) int {
 	switch {
-	case len(a)-i < len(b)-j:
+	case a < b:
 		return -1
-	case len(a)-i > len(b)-j:
+	case a > b:
 		return 1
 	}
-	return compareString(a, b)
+	return 0
 }
 
 func compareString(a, b string) int {
@@ -226,20 +297,99 @@ func trimZeros(s string) string {
 	return s
 }
 
-// lessValue is the order of min and max: numerically when both values parse
-// as numbers, otherwise as byte strings (so "" is the smallest).
+// lessValue is the order of min, max, row_min and row_max, VictoriaLogs'
+// lessString: two integers numerically, two RFC 3339 times by time, two
+// anyNumbers numerically, otherwise naturally (see naturalCompare; "" is
+// the smallest). A caller comparing many values with one keeps its
+// valueKey instead (keyOf, lessKey).
 func lessValue(a, b string) bool {
-	if fa, ok := parseNumber(a); ok {
-		if fb, ok := parseNumber(b); ok {
-			return fa < fb
-		}
+	if a == b {
+		return false
 	}
-	if isTimeText(a) && isTimeText(b) {
-		if ta, ok := timeparse.ParseRFC3339(a); ok {
-			if tb, ok := timeparse.ParseRFC3339(b); ok {
-				return ta < tb
+	ka, kb := keyOf(a), keyOf(b)
+	return lessKey(&ka, &kb)
+}
+
+// valueKey is a value as lessValue compares it, parsed once: whichever of
+// an int64, a uint64, a time (Unix ns) and an anyNumber it is.
+type valueKey struct {
+	s                            string
+	isInt, isUint, isTime, isNum bool
+	i                            int64
+	u                            uint64
+	t                            int64
+	f                            float64
+}
+
+// keyOf parses s for lessKey. The key aliases s.
+func keyOf(s string) valueKey {
+	k := valueKey{s: s}
+	// Fast path: a decimal integer of up to 18 digits, optionally signed,
+	// is an int64, a uint64 without a minus, and a number.
+	if n := len(s); n > 0 && n <= 19 {
+		i, neg := 0, false
+		if s[0] == '-' || s[0] == '+' {
+			neg, i = s[0] == '-', 1
+		}
+		if i < n && n-i <= 18 {
+			v := int64(0)
+			j := i
+			for ; j < n && s[j] >= '0' && s[j] <= '9'; j++ {
+				v = v*10 + int64(s[j]-'0')
+			}
+			if j == n {
+				if neg {
+					v = -v
+				}
+				k.isInt, k.i = true, v
+				k.isUint, k.u = !neg, uint64(v)
+				k.isNum, k.f = true, float64(v)
+				return k
 			}
 		}
 	}
-	return a < b
+	if s == "" {
+		return k
+	}
+	if t := s; allDigits(strings.TrimPrefix(strings.TrimPrefix(t, "-"), "+")) || t[0] == '+' && allDigits(t[1:]) {
+		// 19 digits or more: strconv says whether they fit.
+		if v, err := strconv.ParseInt(s, 10, 64); err == nil {
+			k.isInt, k.i = true, v
+		}
+		if v, err := strconv.ParseUint(s, 10, 64); err == nil {
+			k.isUint, k.u = true, v
+		}
+	}
+	if isTimeText(s) {
+		k.t, k.isTime = timeparse.ParseRFC3339(s)
+	}
+	k.f, k.isNum = anyNumber(s)
+	return k
+}
+
+// allDigits reports whether s is one or more decimal digits.
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// lessKey reports whether a's value orders before b's (see lessValue).
+func lessKey(a, b *valueKey) bool {
+	switch {
+	case a.s == b.s:
+		return false
+	case a.isInt && b.isInt:
+		return a.i < b.i
+	case a.isUint && b.isUint:
+		return a.u < b.u
+	case a.isTime && b.isTime:
+		return a.t < b.t
+	case a.isNum && b.isNum:
+		return a.f < b.f
+	}
+	return naturalLess(a.s, b.s)
 }

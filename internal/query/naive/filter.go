@@ -106,8 +106,8 @@ func (ev *evaluator) match(f query.Filter, r row) bool {
 		return false
 	case *query.FilterRange:
 		x := mathNumber(r[f.Field])
-		if math.IsNaN(x) {
-			return false
+		if math.IsNaN(x) || math.IsNaN(f.Lo) || math.IsNaN(f.Hi) {
+			return false // a NaN bound holds nothing, as in VictoriaLogs
 		}
 		if x < f.Lo || (x == f.Lo && !f.LoInc) {
 			return false
