@@ -468,6 +468,15 @@ func TestVictoriaLogsSelectOracle(t *testing.T) {
 				`* | stats min(w) mn, max(w) mx`,
 				`* | sort by (w) | fields w`,
 				`* | stats avg(x) a, sum(y) s`,
+				`v:len_range(3, 5) | fields _msg`,
+				`w:len_range(0, 2) | fields _msg`,
+				`v:ipv4_range(10.0.0.0/8) | fields _msg`,
+				`v:ipv4_range(10.0.0.0, 10.0.0.5) | fields _msg`,
+				`w:string_range(a, y) | fields _msg`,
+				`v:eq_field(w) | fields _msg`,
+				`w:le_field(v) | fields _msg`,
+				`w:lt_field(v) | fields _msg`,
+				`_msg:eq_field(_msg) | stats count() n`,
 			} {
 				o.check(t, fmt.Sprintf("query/numbers-%d", i), tenant70(post("/select/logsql/query", "query", q)), sameRows(strings.Contains(q, "sort"), nil))
 			}

@@ -95,6 +95,16 @@ var edgeQueries = []string{
 	`w:* | sort by (w desc) | fields w`,
 	`w:* | stats row_min(w) r`,
 	`w:* | stats sum(w) s, avg(w) a`,
+	`v:len_range(3, 5) | fields _time, v`,
+	`w:len_range(0, 2) | fields _time`,
+	`v:ipv4_range(10.0.0.0/8) | fields _time`,
+	`v:ipv4_range(10.0.0.0, 10.0.0.5) OR v:ipv4_range(10.0.0.1) | fields _time`,
+	`w:string_range(a, y) | fields _time, w`,
+	`v:eq_field(w) | fields _time`,
+	`msg:eq_field(msg) | stats count() n`,
+	`w:le_field(v) | fields _time, w, v`,
+	`w:lt_field(v) | fields _time, w, v`,
+	`NOT w:lt_field(v) w:* | fields _time`,
 }
 
 func TestEdgeLines(t *testing.T) {

@@ -83,6 +83,14 @@ func compileFilter(f Filter) (matcher, error) {
 		return &matchCompare{f: *f}, nil
 	case *FilterRange:
 		return &matchRange{f: *f}, nil
+	case *FilterLenRange:
+		return &matchLenRange{f: *f}, nil
+	case *FilterStringRange:
+		return &matchStringRange{f: *f}, nil
+	case *FilterIPv4Range:
+		return &matchIPv4Range{f: *f}, nil
+	case *FilterFieldCompare:
+		return &matchFieldCompare{f: *f}, nil
 	case *FilterTime:
 		return &matchTime{min: f.Min, max: f.Max}, nil
 	case *FilterStream:

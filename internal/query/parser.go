@@ -311,13 +311,14 @@ var (
 		"rate_sum", "row_any", "stddev",
 	}
 	supportedFilterFuncs = []string{
-		"contains_all", "contains_any", "exact", "i", "in", "range", "re", "seq",
+		"contains_all", "contains_any", "eq_field", "exact", "i", "in", "ipv4_range", "le_field",
+		"len_range", "lt_field", "range", "re", "seq", "string_range",
 	}
 	unsupportedFilterFuncs = []string{
-		"contains_common_case", "eq_field", "equals_common_case", "ipv4_range", "ipv6_range",
-		"json_array_contains_any", "le_field", "len_range", "lt_field", "pattern_match",
+		"contains_common_case", "equals_common_case", "ipv6_range",
+		"json_array_contains_any", "pattern_match",
 		"pattern_match_full", "pattern_match_prefix", "pattern_match_suffix",
-		"string_range", "value_type",
+		"value_type",
 	}
 	supportedMathFuncs   = []string{"abs", "ceil", "exp", "floor", "ln", "max", "min", "round"}
 	unsupportedMathFuncs = []string{"now", "rand"}

@@ -61,6 +61,14 @@ func TestParseSuccess(t *testing.T) {
 	f(`_stream_id:in(*)`, `*`)
 	f(`* | filter {a="b"}`, `* | filter {a="b"}`)
 
+	// Filters of a length, a string range, an IPv4 range, another field.
+	f(`len_range(1, 5)`, `len_range(1, 5)`)
+	f(`f:len_range(0, inf)`, `f:len_range(0, inf)`)
+	f(`f:string_range(a, "m n")`, `f:string_range(a, "m n")`)
+	f(`ip:ipv4_range(10.0.0.0/8)`, `ip:ipv4_range(10.0.0.0/8)`)
+	f(`ip:ipv4_range(10.0.0.1, "10.0.0.9")`, `ip:ipv4_range(10.0.0.1, 10.0.0.9)`)
+	f(`a:eq_field(b) c:le_field("d e") NOT f:lt_field(g)`, `a:eq_field(b) c:le_field("d e") !f:lt_field(g)`)
+
 	// Words, phrases, prefixes.
 	f("*", "*")
 	f("error", "error")
@@ -417,13 +425,15 @@ func TestParseFailure(t *testing.T) {
 	f("* | math "+strings.Repeat("-", 5000)+"a", 1010, "nested too deeply")
 
 	// Unsupported filters.
-	f(`ip:ipv4_range(1.2.3.0, 1.2.3.255)`, 4, `filter "ipv4_range" is not supported by spate`)
-	f(`len_range(1, 5)`, 1, `filter "len_range" is not supported by spate`)
+	f(`ip:ipv6_range(::1, ::2)`, 4, `filter "ipv6_range" is not supported by spate`)
 	f(`f:value_type(string)`, 3, `filter "value_type"`)
-	f(`f:eq_field(g)`, 3, `filter "eq_field"`)
-	f(`f:le_field(g)`, 3, `filter "le_field"`)
-	f(`f:lt_field(g)`, 3, `filter "lt_field"`)
-	f(`f:string_range(a, b)`, 3, `filter "string_range"`)
+	// Filter functions with bad arguments.
+	f(`ip:ipv4_range(1.2.3.0, x)`, 4, `the bounds of ipv4_range() are IPv4 addresses`)
+	f(`ip:ipv4_range(1.2.3.0/33)`, 4, `as an IPv4 address or CIDR`)
+	f(`len_range(1)`, 1, `len_range() needs two arguments`)
+	f(`len_range(a, 5)`, 1, `the bounds of len_range()`)
+	f(`string_range(a)`, 1, `string_range() needs two arguments`)
+	f(`f:eq_field()`, 3, `eq_field() needs the name of the other field`)
 	f(`contains_common_case(a)`, 1, `filter "contains_common_case"`)
 	f(`equals_common_case(a)`, 1, `filter "equals_common_case"`)
 	f(`pattern_match("<N>")`, 1, `filter "pattern_match"`)

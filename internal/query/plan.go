@@ -554,6 +554,9 @@ func filterNeeds(f Filter, in *fieldSet, needTime *bool) {
 	case *FilterStreamID:
 		in.add("_stream_id")
 		in.add("_stream")
+	case *FilterFieldCompare:
+		in.add(f.Field)
+		in.add(f.Other)
 	default:
 		if field, ok := filterField(f); ok {
 			in.add(field)
@@ -562,8 +565,8 @@ func filterNeeds(f Filter, in *fieldSet, needTime *bool) {
 }
 
 // filterField returns the field that a leaf filter (phrase, prefix, exact,
-// in, contains, seq, regexp, comparison, range) reads; ok is false for
-// the logical filters, * and time filters.
+// in, contains, seq, regexp, comparison, the ranges) reads; ok is false for
+// the logical filters, *, time filters and those of two fields (eq_field).
 func filterField(f Filter) (field string, ok bool) {
 	switch f := f.(type) {
 	case *FilterPhrase:
@@ -585,6 +588,12 @@ func filterField(f Filter) (field string, ok bool) {
 	case *FilterCompare:
 		return f.Field, true
 	case *FilterRange:
+		return f.Field, true
+	case *FilterLenRange:
+		return f.Field, true
+	case *FilterStringRange:
+		return f.Field, true
+	case *FilterIPv4Range:
 		return f.Field, true
 	}
 	return "", false

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/spate-io/spate/internal/logstream"
 
@@ -116,6 +117,33 @@ func (ev *evaluator) match(f query.Filter, r row) bool {
 			return false
 		}
 		return true
+
+	case *query.FilterLenRange:
+		n := uint64(utf8.RuneCountInString(r[f.Field]))
+		return f.Min <= n && n <= f.Max
+
+	case *query.FilterStringRange:
+		v := r[f.Field]
+		return f.Lo <= v && v < f.Hi
+
+	case *query.FilterIPv4Range:
+		ip, ok := parseIPv4(r[f.Field])
+		return ok && f.Lo <= ip && ip <= f.Hi
+
+	case *query.FilterFieldCompare:
+		a, b := r[f.Field], r[f.Other]
+		switch f.Op {
+		case "eq":
+			return a == b
+		case "le", "lt":
+			x, y := mathNumber(a), mathNumber(b)
+			if !math.IsNaN(x) && !math.IsNaN(y) {
+				return x < y || f.Op == "le" && x == y
+			}
+			return a < b || f.Op == "le" && a == b
+		}
+		ev.fail(fmt.Errorf("unknown field comparison %q", f.Op))
+		return false
 
 	case *query.FilterTime:
 		ns, ok := parseTime(r["_time"])
