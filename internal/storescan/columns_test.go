@@ -159,6 +159,10 @@ func TestColumnsMatchLines(t *testing.T) {
 		// Values read as numbers though not decimals (durations, byte
 		// sizes, IPv4 addresses), by the filters, the stats and the
 		// sidecars' numeric ranges alike.
+		`status:len_range(3, 3) | stats count()`,
+		`host:string_range(a, m) | stats by (service) count() | sort by (service)`,
+		`http.remote_ip:ipv4_range(10.0.0.0/8) | stats count()`,
+		`latency_ms:le_field(bytes) | stats by (level) count() | sort by (level)`,
 		`latency_ms:>1s | stats count()`,
 		`bytes:range(1KB, 3KB) | stats count()`,
 		`http.remote_ip:>"10.1.0.0" http.remote_ip:<"10.2.0.0" | stats count()`,
