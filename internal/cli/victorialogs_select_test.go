@@ -448,6 +448,12 @@ func TestVictoriaLogsSelectOracle(t *testing.T) {
 				"query/row-min-nothing":   `nosuch:x | stats row_min(status) a, row_max(status, http*) b, count() c`,
 				"query/stats-patterns":    `* | stats by (level) count(http*) c, count_empty(http*) e, max(http*) mx, sum_len(http*) l, uniq_values(http*) u`,
 				"query/stats-pattern-row": `level:error | stats by (service) row_max(latency_ms, http*) r`,
+				"query/replace":           `level:error | replace ("cache", "CACHE") | replace ("o", "0") at host limit 2 | fields _time, _msg, host`,
+				"query/replace-if":        `* | replace if (level:warn) ("a", "4") at service | stats by (service) count() n`,
+				"query/replace-regexp":    `level:error | replace_regexp ("([a-z]+)-([0-9]+)", "$2.$1") at host | replace_regexp ("[aeiou]", "*") limit 3 | fields _time, _msg, host`,
+				"query/drop-empty-fields": `* | fields cause, nosuch | drop_empty_fields | uniq by (cause) with hits`,
+				"query/first":             `level:error | first 3 by (_time desc) | fields _time, service`,
+				"query/last":              `level:error | last 2 by (latency_ms) | fields latency_ms`,
 				"query/sum-exponent":      `level:info latency_ms:~"e" | stats sum(latency_ms) s`,
 				"query/by-sum-exponent":   `level:info latency_ms:~"e" | stats by (level) sum(latency_ms) s`,
 			} {

@@ -102,7 +102,9 @@ func keepsTime(p Pipe) bool {
 		return t.Result != "_time"
 	case *PipeLen:
 		return t.Result != "_time"
-	case *PipeFilter, *PipeExtract, *PipeExtractRegexp, *PipeUnpack, *PipeMath, *PipeUnroll:
+	case *PipeReplace:
+		return t.Field != "_time"
+	case *PipeFilter, *PipeExtract, *PipeExtractRegexp, *PipeUnpack, *PipeMath, *PipeUnroll, *PipeDropEmptyFields:
 		return true
 	}
 	return false
@@ -114,7 +116,8 @@ func (q *Query) CanLiveTail() bool {
 	for _, p := range q.Pipes {
 		switch p.(type) {
 		case *PipeFields, *PipeDelete, *PipeRename, *PipeCopy, *PipeFilter, *PipeExtract,
-			*PipeExtractRegexp, *PipeUnpack, *PipeMath, *PipeFormat, *PipeLen, *PipeUnroll:
+			*PipeExtractRegexp, *PipeUnpack, *PipeMath, *PipeFormat, *PipeLen, *PipeUnroll,
+			*PipeReplace, *PipeDropEmptyFields:
 		default:
 			return false
 		}

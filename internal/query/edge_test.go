@@ -105,6 +105,16 @@ var edgeQueries = []string{
 	`w:le_field(v) | fields _time, w, v`,
 	`w:lt_field(v) | fields _time, w, v`,
 	`NOT w:lt_field(v) w:* | fields _time`,
+	`* | replace ("error", "E") | fields _time, _msg`,
+	`* | replace ("r", "") at level limit 1 | fields _time, level`,
+	`* | replace if (level:error) ("o", "0") | fields _time, _msg`,
+	`* | replace_regexp ("([a-z]+) ([a-z]+)", "$2 $1") | fields _time, _msg`,
+	`* | replace_regexp ("[aeiou]", "_") limit 2 | fields _time, _msg`,
+	`* | drop_empty_fields | stats count() n`,
+	`* | fields nosuch | drop_empty_fields | stats count() n`,
+	`* | first 2 by (_time desc) | fields _time`,
+	`* | last 3 by (level) | fields level`,
+	`* | first by (_time) | fields _time`,
 }
 
 func TestEdgeLines(t *testing.T) {

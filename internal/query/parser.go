@@ -301,8 +301,8 @@ func canonicalField(name string) string {
 var (
 	unsupportedPipes = []string{
 		"block_stats", "blocks_count", "coalesce", "collapse_nums", "decolorize",
-		"drop_empty_fields", "first", "generate_sequence", "hash", "join", "json_array_len",
-		"last", "pack_json", "pack_logfmt", "query_stats", "replace", "replace_regexp",
+		"generate_sequence", "hash", "join", "json_array_len",
+		"pack_json", "pack_logfmt", "query_stats",
 		"running_stats", "sample", "set_stream_fields", "split", "stats_remote",
 		"stream_context", "time_add", "total_stats", "union", "unpack_syslog", "unpack_words",
 	}

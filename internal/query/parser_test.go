@@ -61,6 +61,16 @@ func TestParseSuccess(t *testing.T) {
 	f(`_stream_id:in(*)`, `*`)
 	f(`* | filter {a="b"}`, `* | filter {a="b"}`)
 
+	// Pipes VictoriaLogs spells differently: first and last are sorts.
+	f(`* | first`, `* | sort limit 1`)
+	f(`* | first 3 by (a desc, b)`, `* | sort by (a desc, b) limit 3`)
+	f(`* | last 2 (_time)`, `* | sort by (_time) desc limit 2`)
+	f(`* | replace ("a b", "c") at f limit 2`, `* | replace ("a b", "c") at f limit 2`)
+	f(`* | replace if (x:1) (a, "")`, `* | replace if (x:1) ("a", "")`)
+	f(`* | replace_regexp ("([0-9]+)", "<$1>")`, `* | replace_regexp ("([0-9]+)", "<$1>")`)
+	f(`* | replace_regexp ("\\d+", x)`, `* | replace_regexp ("\\d+", "x")`)
+	f(`* | drop_empty_fields`, `* | drop_empty_fields`)
+
 	// Filters of a length, a string range, an IPv4 range, another field.
 	f(`len_range(1, 5)`, `len_range(1, 5)`)
 	f(`f:len_range(0, inf)`, `f:len_range(0, inf)`)
@@ -484,7 +494,10 @@ func TestParseFailure(t *testing.T) {
 	f(`* | join by (x) (* | fields x)`, 5, `pipe "join" is not supported by spate`)
 	f(`* | union (*)`, 5, `pipe "union" is not supported by spate`)
 	f(`* | collapse_nums`, 5, `pipe "collapse_nums"`)
-	f(`* | first 10 by (x)`, 5, `pipe "first"`)
+	f(`* | first 10 by (x) partition by (y)`, 21, `"partition" in first is not supported by spate`)
+	f(`* | last 0`, 11, `at least 1`)
+	f(`* | replace ("a")`, 17, `missing ','`)
+	f(`* | replace_regexp ("(", "x")`, 21, `cannot compile the regexp`)
 	f(`* | sample 10`, 5, `pipe "sample"`)
 	f(`* | limit abc`, 11, `cannot parse "abc" as the number for 'limit'`)
 	f(`* | limit -1`, 11, `cannot parse "-1"`)
@@ -748,12 +761,14 @@ func TestParseConformance(t *testing.T) {
 }
 
 // TestPipeNames pins the pipe names and aliases of the parse table
-// (getPipeParsers): the names spate has accepted since before the table.
+// (getPipeParsers): the names spate has accepted since before the table,
+// and those added since (drop_empty_fields, first, last, replace,
+// replace_regexp).
 func TestPipeNames(t *testing.T) {
 	want := []string{
-		"copy", "cp", "del", "delete", "drop", "eval", "extract", "extract_regexp", "facets",
-		"field_names", "field_values", "fields", "filter", "format", "head", "keep", "len",
-		"limit", "math", "mv", "offset", "order", "rename", "rm", "skip", "sort", "stats",
+		"copy", "cp", "del", "delete", "drop", "drop_empty_fields", "eval", "extract", "extract_regexp", "facets",
+		"field_names", "field_values", "fields", "filter", "first", "format", "head", "keep", "last", "len",
+		"limit", "math", "mv", "offset", "order", "rename", "replace", "replace_regexp", "rm", "skip", "sort", "stats",
 		"top", "uniq", "unpack_json", "unpack_logfmt", "unroll", "where",
 	}
 	if got := supportedPipeNames(); !reflect.DeepEqual(got, want) {

@@ -56,6 +56,70 @@ func (p *PipeSort) String() string {
 }
 
 // parseSortPipe parses "sort [by] (a, b desc) [desc] [offset N] [limit N]".
+// parseSortFields parses "(a, b desc, c asc)", the fields of pipe's by
+// clause.
+func (p *parser) parseSortFields(pipe string) ([]SortField, error) {
+	if err := p.expectPunct("(", "after '"+pipe+" by'"); err != nil {
+		return nil, err
+	}
+	var by []SortField
+	for !p.isPunct(")") {
+		name, err := p.parseFieldName("sort field")
+		if err != nil {
+			return nil, err
+		}
+		sf := SortField{Name: name}
+		if p.isKw("desc") {
+			p.next()
+			sf.Desc = true
+		} else if p.isKw("asc") {
+			p.next()
+		}
+		by = append(by, sf)
+		if p.isPunct(")") {
+			break
+		}
+		if !p.isPunct(",") {
+			return nil, p.errorf(p.cur().pos, "missing ',' or ')' in '%s by (...)'; got %s", pipe, p.describe())
+		}
+		p.next()
+	}
+	p.next()
+	return by, nil
+}
+
+// parseFirstLastPipe parses "first [N] [by (a, b desc)]", the first N
+// rows (1 by default) in that order, and "last ...", the last N: VictoriaLogs
+// v1.52.1's shorthands for "sort by (...) [desc] limit N".
+func (p *parser) parseFirstLastPipe(name string) (Pipe, error) {
+	p.next()
+	ps := &PipeSort{Limit: 1, Desc: name == "last"}
+	if !p.isKw("by") && !p.isPunct("(") && !p.isTrailer() {
+		n, err := p.parseCount(name)
+		if err != nil {
+			return nil, err
+		}
+		if n < 1 {
+			return nil, p.errorf(p.cur().pos, "the number of rows of %s must be at least 1", name)
+		}
+		ps.Limit = n
+	}
+	if p.isKw("by") || p.isPunct("(") {
+		if p.isKw("by") {
+			p.next()
+		}
+		by, err := p.parseSortFields(name)
+		if err != nil {
+			return nil, err
+		}
+		ps.By = by
+	}
+	if p.isKw("partition") || p.isKw("rank") {
+		return nil, p.errorf(p.cur().pos, "%q in %s is not supported by spate", p.cur().text, name)
+	}
+	return ps, nil
+}
+
 func (p *parser) parseSortPipe(_ string) (Pipe, error) {
 	p.next()
 	ps := &PipeSort{}
@@ -64,31 +128,11 @@ func (p *parser) parseSortPipe(_ string) (Pipe, error) {
 		p.next()
 	}
 	if p.isPunct("(") || hasBy {
-		if err := p.expectPunct("(", "after 'sort by'"); err != nil {
+		by, err := p.parseSortFields("sort")
+		if err != nil {
 			return nil, err
 		}
-		for !p.isPunct(")") {
-			name, err := p.parseFieldName("sort field")
-			if err != nil {
-				return nil, err
-			}
-			sf := SortField{Name: name}
-			if p.isKw("desc") {
-				p.next()
-				sf.Desc = true
-			} else if p.isKw("asc") {
-				p.next()
-			}
-			ps.By = append(ps.By, sf)
-			if p.isPunct(")") {
-				break
-			}
-			if !p.isPunct(",") {
-				return nil, p.errorf(p.cur().pos, "missing ',' or ')' in 'sort by (...)'; got %s", p.describe())
-			}
-			p.next()
-		}
-		p.next()
+		ps.By = by
 	}
 	if p.isKw("desc") {
 		p.next()

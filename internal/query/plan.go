@@ -493,6 +493,11 @@ func pipeNeeds(p Pipe, after fieldSet) fieldSet {
 		in = after
 		in.add(p.Field)
 		return in
+	case *PipeReplace:
+		in = after
+		in.add(p.Field)
+		addIfNeeds(p.If, &in)
+		return in
 	case *PipeUnroll:
 		in = after
 		for _, f := range p.Fields {

@@ -3,6 +3,7 @@ package naive
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -68,6 +69,21 @@ func (ev *evaluator) applyPipe(p query.Pipe, rows []row, first bool) ([]row, err
 		return rows[p.N:], nil
 	case *query.PipeSort:
 		return sortRows(p, rows), nil
+	case *query.PipeReplace:
+		return ev.applyReplace(p, rows)
+	case *query.PipeDropEmptyFields:
+		var out []row
+		for _, r := range rows {
+			for name, v := range r {
+				if v == "" {
+					delete(r, name)
+				}
+			}
+			if len(r) > 0 {
+				out = append(out, r)
+			}
+		}
+		return out, nil
 	case *query.PipeLen:
 		for _, r := range rows {
 			r.set(p.Result, strconv.Itoa(len(r[p.Field])))
@@ -209,4 +225,46 @@ func sortedNames(r row) []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// applyReplace is replace and replace_regexp: in the field (rows whose
+// if-filter matches, with the field non-empty), occurrences of the text, or
+// matches of the regexp expanded as regexp.Expand does, the first Limit of
+// them when Limit > 0; an empty text replaces nothing.
+func (ev *evaluator) applyReplace(p *query.PipeReplace, rows []row) ([]row, error) {
+	var re *regexp.Regexp
+	if p.Regexp {
+		var err error
+		if re, err = regexp.Compile(p.Old); err != nil {
+			return nil, err
+		}
+	}
+	limit := -1
+	if p.Limit > 0 {
+		limit = int(p.Limit)
+	}
+	for _, r := range rows {
+		if p.If != nil && !ev.match(p.If, r) {
+			continue
+		}
+		v := r[p.Field]
+		if v == "" {
+			continue
+		}
+		if re == nil {
+			if p.Old != "" {
+				r.set(p.Field, strings.Replace(v, p.Old, p.New, limit))
+			}
+			continue
+		}
+		var b []byte
+		prev := 0
+		for _, m := range re.FindAllStringSubmatchIndex(v, limit) {
+			b = append(b, v[prev:m[0]]...)
+			b = re.ExpandString(b, p.New, v, m)
+			prev = m[1]
+		}
+		r.set(p.Field, string(append(b, v[prev:]...)))
+	}
+	return rows, nil
 }
