@@ -448,6 +448,7 @@ func TestVictoriaLogsSelectOracle(t *testing.T) {
 				"query/row-min-nothing":   `nosuch:x | stats row_min(status) a, row_max(status, http*) b, count() c`,
 				"query/stats-patterns":    `* | stats by (level) count(http*) c, count_empty(http*) e, max(http*) mx, sum_len(http*) l, uniq_values(http*) u`,
 				"query/stats-pattern-row": `level:error | stats by (service) row_max(latency_ms, http*) r`,
+				"query/row-max-all":       `level:error | stats by (service) row_max(latency_ms) r, row_min(latency_ms) m`,
 				"query/replace":           `level:error | replace ("cache", "CACHE") | replace ("o", "0") at host limit 2 | fields _time, _msg, host`,
 				"query/replace-if":        `* | replace if (level:warn) ("a", "4") at service | stats by (service) count() n`,
 				"query/replace-regexp":    `level:error | replace_regexp ("([a-z]+)-([0-9]+)", "$2.$1") at host | replace_regexp ("[aeiou]", "*") limit 3 | fields _time, _msg, host`,

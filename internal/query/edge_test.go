@@ -119,6 +119,7 @@ var edgeQueries = []string{
 	`* | first 2 by (_time desc) | fields _time`,
 	`* | last 3 by (level) | fields level`,
 	`* | first by (_time) | fields _time`,
+	`* | stats by (level) row_max(_time) r, row_min(_time) m`,
 }
 
 func TestEdgeLines(t *testing.T) {

@@ -2,6 +2,7 @@ package query
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spate-io/spate/internal/ndjson"
@@ -96,9 +97,16 @@ func (s *rowMinMaxState) result() string {
 	if !s.has {
 		return "{}" // as VictoriaLogs: no row had the field
 	}
+	row := s.row
+	if len(s.fields) == 0 {
+		// Every field, in VictoriaLogs' order: _time, _stream_id,
+		// _stream, _msg, then the others by name.
+		row = slices.Clone(row)
+		slices.SortStableFunc(row, func(a, b Field) int { return compareLogFieldNames(a.Name, b.Name) })
+	}
 	b := []byte{'{'}
 	n := 0
-	for _, f := range s.row {
+	for _, f := range row {
 		if f.Value == "" {
 			continue
 		}
@@ -111,4 +119,26 @@ func (s *rowMinMaxState) result() string {
 		b = ndjson.AppendQuoted(b, f.Value)
 	}
 	return string(append(b, '}'))
+}
+
+// compareLogFieldNames orders field names as VictoriaLogs lists a log's
+// fields: _time, _stream_id, _stream and _msg first, then by name.
+func compareLogFieldNames(a, b string) int {
+	rank := func(n string) int {
+		switch n {
+		case "_time":
+			return 0
+		case "_stream_id":
+			return 1
+		case "_stream":
+			return 2
+		case "_msg":
+			return 3
+		}
+		return 4
+	}
+	if ra, rb := rank(a), rank(b); ra != rb {
+		return ra - rb
+	}
+	return strings.Compare(a, b)
 }

@@ -372,6 +372,14 @@ func rowJSON(r row, fields []string) string {
 	if r != nil {
 		seen := make(map[string]bool)
 		if isAllFields(fields) {
+			// Every field, in VictoriaLogs' order: _time, _stream_id,
+			// _stream, _msg, then the others by name.
+			for _, name := range []string{"_time", "_stream_id", "_stream", "_msg"} {
+				if r[name] != "" {
+					seen[name] = true
+					add(name, r[name])
+				}
+			}
 			fields = []string{"*"}
 		}
 		for _, f := range fields {
