@@ -149,17 +149,21 @@ shows the bytes spilled.
 
 Supported filters: word, "phrase", prefix*, ~"regexp", ="exact", ="prefix"*,
 in(), contains_any(), contains_all(), seq(), i(), comparisons (>, >=, <, <=),
-range(), f:"" (empty), f:* (any), _time: (relative or absolute), stream
+range(), len_range(), string_range(), ipv4_range(), eq_field(), le_field(),
+lt_field(), f:"" (empty), f:* (any), _time: (relative or absolute), stream
 filters {app="x", env=~"prod.*" or zone in(a, b)} (also as _stream:{...};
 =, !=, =~ and !~ match whole values, as in VictoriaLogs) over the _stream
 field that spate serve writes with _stream_fields (a log without one is in
 the stream {}), _stream_id:ID and _stream_id:in(...), AND, OR, NOT/-/!,
-parentheses. Pipes: fields, delete, rename, copy, filter, limit,
-offset, sort, stats (count, count_empty, count_uniq, sum, avg, min, max,
-median, quantile, values, uniq_values, row_min, row_max, rate, sum_len;
-by fields and _time buckets with offset), top, uniq, extract,
+parentheses. Values are numbers as VictoriaLogs reads them: 1.5s, 2KB,
+0x1F and 1_000 too, and in comparisons, ranges and math RFC 3339 times and
+IPv4 addresses. Pipes: fields, delete, rename, copy, filter, limit,
+offset, sort, first, last, stats (count, count_empty, count_uniq, sum, avg,
+min, max, median, quantile, values, uniq_values, row_min, row_max, rate,
+sum_len; by fields and _time buckets with offset), top, uniq, extract,
 extract_regexp, unpack_json, unpack_logfmt, math, format, len, unroll,
-field_names, field_values, facets. Anything else is refused by name.
+replace, replace_regexp, drop_empty_fields, field_names, field_values,
+facets. Anything else is refused by name.
 
 -f follows the files as tail -F does: it starts with the last --tail lines
 of each, reads on as they grow, through rotation by rename and create and
