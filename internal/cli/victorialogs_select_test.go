@@ -485,6 +485,9 @@ func TestVictoriaLogsSelectOracle(t *testing.T) {
 				`w:le_field(v) | fields _msg`,
 				`w:lt_field(v) | fields _msg`,
 				`_msg:eq_field(_msg) | stats count() n`,
+				`* | last 2 | fields _msg`,
+				`* | sort desc limit 3 | fields _msg`,
+				`* | first | fields _msg`,
 			} {
 				o.check(t, fmt.Sprintf("query/numbers-%d", i), tenant70(post("/select/logsql/query", "query", q)), sameRows(strings.Contains(q, "sort"), nil))
 			}

@@ -119,6 +119,10 @@ var edgeQueries = []string{
 	`* | first 2 by (_time desc) | fields _time`,
 	`* | last 3 by (level) | fields level`,
 	`* | first by (_time) | fields _time`,
+	`* | first | fields _time, _msg`,
+	`* | last 2 | fields _time, _msg`,
+	`* | sort desc | fields _time, level`,
+	`* | sort desc limit 3 | fields _time, level`,
 	`* | stats by (level) row_max(_time) r, row_min(_time) m`,
 }
 

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/spate-io/spate/internal/ndjson"
 )
 
 // SortField is one key of a sort.
@@ -192,6 +194,8 @@ type sortProc struct {
 	worstOK   bool
 	worstSide int
 	worstFor  *Row
+	keyA      []byte // compare's scratch, for a sort without fields
+	keyB      []byte
 	next      processor
 	// size is the bytes the kept rows hold (about); maxSize, if > 0, is
 	// Options.MaxMemory: past it the sort fails with ErrMemoryLimit.
@@ -325,6 +329,19 @@ func (p *sortProc) rejectsNumber(v float64) bool {
 }
 
 func (p *sortProc) compare(a, b *Row) int {
+	if len(p.by) == 0 {
+		// Without fields, rows sort by all of theirs: their name:value
+		// pairs in name order, compared naturally as one text, as
+		// VictoriaLogs does; a trailing desc reverses it.
+		p.keyA, p.keyB = appendAllFieldsKey(p.keyA[:0], a), appendAllFieldsKey(p.keyB[:0], b)
+		c := compareNatural(unsafeString(p.keyA), unsafeString(p.keyB))
+		if p.desc {
+			c = -c
+		}
+		if c != 0 {
+			return c
+		}
+	}
 	for _, f := range p.by {
 		var c int
 		if f.Name == "_time" && a.HasTime && b.HasTime {
@@ -392,4 +409,24 @@ func (p *sortProc) flush() error {
 		}
 	}
 	return p.next.flush()
+}
+
+// appendAllFieldsKey appends r's non-empty fields as "name":"value", pairs
+// in name order, the key a sort without fields orders rows by.
+func appendAllFieldsKey(dst []byte, r *Row) []byte {
+	var idx [32]int
+	m := idx[:0]
+	for i := range r.Fields {
+		if r.Fields[i].Value != "" {
+			m = append(m, i)
+		}
+	}
+	slices.SortFunc(m, func(x, y int) int { return strings.Compare(r.Fields[x].Name, r.Fields[y].Name) })
+	for _, i := range m {
+		dst = ndjson.AppendQuoted(dst, r.Fields[i].Name)
+		dst = append(dst, ':')
+		dst = ndjson.AppendQuoted(dst, r.Fields[i].Value)
+		dst = append(dst, ',')
+	}
+	return dst
 }

@@ -418,6 +418,9 @@ func pipeNeeds(p Pipe, after fieldSet) fieldSet {
 	case *PipeLimit, *PipeOffset:
 		return after
 	case *PipeSort:
+		if len(p.By) == 0 {
+			return allFields() // rows sort by all their fields
+		}
 		in = after
 		for _, s := range p.By {
 			in.add(s.Name)
