@@ -87,7 +87,9 @@ func anyNumber(s string) (float64, bool) {
 	if s == "" || !numberStart(s[0]) {
 		return 0, false
 	}
-	if ns, ok := parseDurationLit(s); ok {
+	// VictoriaLogs' values take µs, not the us that query literals may
+	// spell it with; no other duration holds "us".
+	if ns, ok := parseDurationLit(s); ok && !strings.Contains(s, "us") {
 		return float64(ns), true
 	}
 	if n, ok := parseBytesLit(s); ok {

@@ -65,7 +65,7 @@ func anyNumber(s string) (float64, bool) {
 	if f, ok := plainNumber(s); ok {
 		return f, true
 	}
-	if ns, ok := parseDuration(s); ok {
+	if ns, ok := parseDuration(s); ok && !strings.Contains(s, "us") { // µs only, as tryParseDuration
 		return float64(ns), true
 	}
 	if n, ok := parseBytes(s); ok {
