@@ -51,6 +51,11 @@ const oddNumberLines = `{"_time":"2026-01-02T00:00:01Z","_msg":"a","v":"0x1F","w
 {"_time":"2026-01-02T00:00:11Z","_msg":"k","v":"1h30m"}
 {"_time":"2026-01-02T00:00:12Z","_msg":"l","v":"1.5MiB"}
 {"_time":"2026-01-02T00:00:13Z","_msg":"m","v":"5us"}
+{"_time":"2026-01-02T00:00:14Z","_msg":"n","n":"inf","a":"-0","b":"-7","c":"-0.0"}
+{"_time":"2026-01-02T00:00:15Z","_msg":"o","n":"-inf"}
+{"_time":"2026-01-02T00:00:16Z","_msg":"p","n":"Inf"}
+{"_time":"2026-01-02T00:00:17Z","_msg":"q","n":"1e400"}
+{"_time":"2026-01-02T00:00:18Z","_msg":"r","n":"5"}
 `
 
 // selectOracle sends the same request to VictoriaLogs and to spate serve.
@@ -489,6 +494,11 @@ func TestVictoriaLogsSelectOracle(t *testing.T) {
 				`* | last 2 | fields _msg`,
 				`* | sort desc limit 3 | fields _msg`,
 				`* | first | fields _msg`,
+				`n:<inf | fields _msg`,
+				`n:>-inf | fields _msg`,
+				`n:range(-inf, inf) | fields _msg`,
+				`n:>0 | fields _msg`,
+				`_msg:n | math a % 7 as m, b % 7 as m2, c % 7 as m4, 7 % 0 as z | fields m, m2, m4, z`,
 			} {
 				o.check(t, fmt.Sprintf("query/numbers-%d", i), tenant70(post("/select/logsql/query", "query", q)), sameRows(strings.Contains(q, "sort"), nil))
 			}

@@ -356,13 +356,16 @@ func (m *matchCompare) match(r *Row) bool {
 			c = 1
 		}
 	}
+	// An exclusive bound at an infinity holds that infinity, as in
+	// VictoriaLogs (its next float after ±Inf is itself).
+	atInf := !m.f.IsString && c == 0 && math.IsInf(m.f.Num, 0)
 	switch m.f.Op {
 	case ">":
-		return c > 0
+		return c > 0 || atInf
 	case ">=":
 		return c >= 0
 	case "<":
-		return c < 0
+		return c < 0 || atInf
 	case "<=":
 		return c <= 0
 	}
@@ -376,10 +379,11 @@ func (m *matchRange) match(r *Row) bool {
 	if !ok || math.IsNaN(m.f.Lo) || math.IsNaN(m.f.Hi) {
 		return false
 	}
-	if n < m.f.Lo || (n == m.f.Lo && !m.f.LoInc) {
+	// An exclusive bound at an infinity holds it (see matchCompare).
+	if n < m.f.Lo || (n == m.f.Lo && !m.f.LoInc && !math.IsInf(n, 0)) {
 		return false
 	}
-	if n > m.f.Hi || (n == m.f.Hi && !m.f.HiInc) {
+	if n > m.f.Hi || (n == m.f.Hi && !m.f.HiInc && !math.IsInf(n, 0)) {
 		return false
 	}
 	return true

@@ -566,6 +566,9 @@ func requiredNumbers(f Filter) []numReq {
 		if r.field == "" || strings.HasSuffix(r.field, "*") {
 			continue
 		}
+		// A bound at an infinity holds it (see matchCompare).
+		r.loInc = r.loInc || math.IsInf(r.lo, 0)
+		r.hiInc = r.hiInc || math.IsInf(r.hi, 0)
 		reqs = append(reqs, r)
 	}
 	return reqs

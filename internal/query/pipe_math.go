@@ -371,7 +371,16 @@ func evalMath(e *MathExpr, r *Row) float64 {
 	case "/":
 		return arg(0) / arg(1)
 	case "%":
-		return math.Mod(arg(0), arg(1))
+		// As VictoriaLogs: whole numbers take the integer remainder (no
+		// -0; NaN for a zero divisor), others math.Mod.
+		x, y := arg(0), arg(1)
+		if xi, yi := int64(x), int64(y); float64(xi) == x && float64(yi) == y {
+			if yi == 0 {
+				return math.NaN()
+			}
+			return float64(xi % yi)
+		}
+		return math.Mod(x, y)
 	case "^":
 		return math.Pow(arg(0), arg(1))
 	case "neg":

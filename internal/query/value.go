@@ -69,8 +69,8 @@ func parseNumber(s string) (float64, bool) {
 		return 0, false
 	}
 	f, err := strconv.ParseFloat(s, 64)
-	if err != nil && !math.IsInf(f, 0) {
-		return 0, false
+	if err != nil {
+		return 0, false // 1e400 is out of range: VictoriaLogs reads no number
 	}
 	return f, true
 }

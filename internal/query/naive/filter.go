@@ -93,13 +93,17 @@ func (ev *evaluator) match(f query.Filter, r row) bool {
 		if math.IsNaN(x) {
 			return false
 		}
+		// VictoriaLogs makes x > b a range from the next float after b,
+		// and the next float after ±Inf is itself: a bound at an
+		// infinity holds it.
+		inf := math.IsInf(f.Num, 0)
 		switch f.Op {
 		case ">":
-			return x > f.Num
+			return x > f.Num || inf && x == f.Num
 		case ">=":
 			return x >= f.Num
 		case "<":
-			return x < f.Num
+			return x < f.Num || inf && x == f.Num
 		case "<=":
 			return x <= f.Num
 		}
@@ -110,10 +114,10 @@ func (ev *evaluator) match(f query.Filter, r row) bool {
 		if math.IsNaN(x) || math.IsNaN(f.Lo) || math.IsNaN(f.Hi) {
 			return false // a NaN bound holds nothing, as in VictoriaLogs
 		}
-		if x < f.Lo || (x == f.Lo && !f.LoInc) {
-			return false
+		if x < f.Lo || (x == f.Lo && !f.LoInc && !math.IsInf(x, 0)) {
+			return false // (a bound at an infinity holds it, as above)
 		}
-		if x > f.Hi || (x == f.Hi && !f.HiInc) {
+		if x > f.Hi || (x == f.Hi && !f.HiInc && !math.IsInf(x, 0)) {
 			return false
 		}
 		return true
