@@ -104,6 +104,8 @@ func keepsTime(p Pipe) bool {
 		return t.Result != "_time"
 	case *PipeReplace:
 		return t.Field != "_time"
+	case *PipePack:
+		return t.Result != "_time"
 	case *PipeFilter, *PipeExtract, *PipeExtractRegexp, *PipeUnpack, *PipeMath, *PipeUnroll, *PipeDropEmptyFields:
 		return true
 	}
@@ -117,7 +119,7 @@ func (q *Query) CanLiveTail() bool {
 		switch p.(type) {
 		case *PipeFields, *PipeDelete, *PipeRename, *PipeCopy, *PipeFilter, *PipeExtract,
 			*PipeExtractRegexp, *PipeUnpack, *PipeMath, *PipeFormat, *PipeLen, *PipeUnroll,
-			*PipeReplace, *PipeDropEmptyFields:
+			*PipeReplace, *PipeDropEmptyFields, *PipePack:
 		default:
 			return false
 		}

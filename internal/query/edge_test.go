@@ -129,6 +129,10 @@ var edgeQueries = []string{
 	`* | last 2 | fields _time, _msg`,
 	`* | sort desc | fields _time, level`,
 	`* | sort desc limit 3 | fields _time, level`,
+	`* | pack_json | fields _time, _msg`,
+	`* | pack_json fields (level, http*) as p | fields _time, p`,
+	`* | pack_logfmt fields (msg, level, _msg) as p | fields _time, p`,
+	`* | pack_logfmt | stats count() n`,
 	`* | stats by (level) row_max(_time) r, row_min(_time) m`,
 }
 

@@ -302,7 +302,7 @@ var (
 	unsupportedPipes = []string{
 		"block_stats", "blocks_count", "coalesce", "collapse_nums", "decolorize",
 		"generate_sequence", "hash", "join", "json_array_len",
-		"pack_json", "pack_logfmt", "query_stats",
+		"query_stats",
 		"running_stats", "sample", "set_stream_fields", "split", "stats_remote",
 		"stream_context", "time_add", "total_stats", "union", "unpack_syslog", "unpack_words",
 	}

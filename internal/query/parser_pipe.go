@@ -40,6 +40,8 @@ func initPipeParsers() {
 		"drop_empty_fields": (*parser).parseDropEmptyFieldsPipe,
 		"first":             (*parser).parseFirstLastPipe,
 		"last":              (*parser).parseFirstLastPipe,
+		"pack_json":         (*parser).parsePackPipe,
+		"pack_logfmt":       (*parser).parsePackPipe,
 		"replace":           (*parser).parseReplacePipe,
 		"replace_regexp":    (*parser).parseReplacePipe,
 		"cp":                (*parser).parseCopyPipe,

@@ -70,6 +70,9 @@ func TestParseSuccess(t *testing.T) {
 	f(`* | replace_regexp ("([0-9]+)", "<$1>")`, `* | replace_regexp ("([0-9]+)", "<$1>")`)
 	f(`* | replace_regexp ("\\d+", x)`, `* | replace_regexp ("\\d+", "x")`)
 	f(`* | drop_empty_fields`, `* | drop_empty_fields`)
+	f(`* | pack_json`, `* | pack_json as _msg`)
+	f(`* | pack_logfmt fields (a, b*) as x`, `* | pack_logfmt fields (a, b*) as x`)
+	f(`* | pack_json fields (*) x`, `* | pack_json as x`)
 
 	// Filters of a length, a string range, an IPv4 range, another field.
 	f(`len_range(1, 5)`, `len_range(1, 5)`)
@@ -768,7 +771,7 @@ func TestPipeNames(t *testing.T) {
 	want := []string{
 		"copy", "cp", "del", "delete", "drop", "drop_empty_fields", "eval", "extract", "extract_regexp", "facets",
 		"field_names", "field_values", "fields", "filter", "first", "format", "head", "keep", "last", "len",
-		"limit", "math", "mv", "offset", "order", "rename", "replace", "replace_regexp", "rm", "skip", "sort", "stats",
+		"limit", "math", "mv", "offset", "order", "pack_json", "pack_logfmt", "rename", "replace", "replace_regexp", "rm", "skip", "sort", "stats",
 		"top", "uniq", "unpack_json", "unpack_logfmt", "unroll", "where",
 	}
 	if got := supportedPipeNames(); !reflect.DeepEqual(got, want) {

@@ -501,6 +501,15 @@ func pipeNeeds(p Pipe, after fieldSet) fieldSet {
 		in.add(p.Field)
 		addIfNeeds(p.If, &in)
 		return in
+	case *PipePack:
+		if len(p.Fields) == 0 {
+			return allFields()
+		}
+		in = after
+		for _, f := range p.Fields {
+			in.add(f)
+		}
+		return in
 	case *PipeUnroll:
 		in = after
 		for _, f := range p.Fields {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -71,6 +72,11 @@ func (ev *evaluator) applyPipe(p query.Pipe, rows []row, first bool) ([]row, err
 		return sortRows(p, rows), nil
 	case *query.PipeReplace:
 		return ev.applyReplace(p, rows)
+	case *query.PipePack:
+		for _, r := range rows {
+			r.set(p.Result, packRow(r, p))
+		}
+		return rows, nil
 	case *query.PipeDropEmptyFields:
 		var out []row
 		for _, r := range rows {
@@ -267,4 +273,67 @@ func (ev *evaluator) applyReplace(p *query.PipeReplace, rows []row) ([]row, erro
 		r.set(p.Field, string(append(b, v[prev:]...)))
 	}
 	return rows, nil
+}
+
+// packRow is pack_json and pack_logfmt of one row: the non-empty fields the
+// list names or matches, in its order, or all of them, _time, _stream_id,
+// _stream and _msg first, then by name; as a JSON object or logfmt (a value
+// with a space, a control byte, '"' or '\' quoted as a JSON string).
+func packRow(r row, p *query.PipePack) string {
+	var names []string
+	if len(p.Fields) == 0 {
+		names = sortedNames(r)
+		first := map[string]int{"_time": 0, "_stream_id": 1, "_stream": 2, "_msg": 3}
+		sort.SliceStable(names, func(i, j int) bool {
+			ri, iok := first[names[i]]
+			rj, jok := first[names[j]]
+			switch {
+			case iok && jok:
+				return ri < rj
+			case iok != jok:
+				return iok
+			}
+			return names[i] < names[j]
+		})
+	} else {
+		// In the list's order, a pattern's matches by name, each once.
+		for _, f := range p.Fields {
+			n := len(names)
+			for _, name := range sortedNames(r) {
+				if matchPattern(f, name) && !slices.Contains(names, name) {
+					names = append(names, name)
+				}
+			}
+			if len(names) == n && p.Logfmt && !strings.HasSuffix(f, "*") && !slices.Contains(names, f) {
+				names = append(names, f) // logfmt prints a named field the row lacks: f=
+			}
+		}
+	}
+	var b strings.Builder
+	if !p.Logfmt {
+		b.WriteByte('{')
+	}
+	for i, name := range names {
+		v := r[name]
+		if p.Logfmt {
+			if i > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(name + "=")
+			if strings.ContainsFunc(v, func(c rune) bool { return c <= ' ' || c == '"' || c == '\\' }) {
+				b.WriteString(jsonQuote(v))
+			} else {
+				b.WriteString(v)
+			}
+			continue
+		}
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(jsonQuote(name) + ":" + jsonQuote(v))
+	}
+	if !p.Logfmt {
+		b.WriteByte('}')
+	}
+	return b.String()
 }
