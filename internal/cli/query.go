@@ -163,8 +163,7 @@ min, max, median, quantile, values, uniq_values, row_min, row_max, rate,
 sum_len; by fields and _time buckets with offset), top, uniq, extract,
 extract_regexp, unpack_json, unpack_logfmt, math, format, len, unroll,
 replace, replace_regexp, drop_empty_fields, pack_json, pack_logfmt,
-field_names, field_values,
-facets. Anything else is refused by name.
+field_names, field_values, facets. Anything else is refused by name.
 
 -f follows the files as tail -F does: it starts with the last --tail lines
 of each, reads on as they grow, through rotation by rename and create and
