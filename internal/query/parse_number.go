@@ -43,13 +43,8 @@ func parseNumberLit(s string) (float64, bool) {
 	if n, ok := parseBytesLit(s); ok {
 		return float64(n), true
 	}
-	if isLikelyNumberLit(s) {
-		if f, err := strconv.ParseFloat(s, 64); err == nil {
-			return f, true
-		}
-		if n, err := strconv.ParseInt(s, 0, 64); err == nil {
-			return float64(n), true
-		}
+	if f, ok := parseStrconvLit(s); ok {
+		return f, true
 	}
 	if ns, ok := parseTimestampLit(s); ok {
 		return float64(ns), true
@@ -92,6 +87,21 @@ func isNumberPrefixLit(s string) bool {
 		}
 	}
 	return s[0] >= '0' && s[0] <= '9'
+}
+
+// parseStrconvLit reads what strconv reads of text that starts like a
+// number (isLikelyNumberLit): "1e3", "1_000", "inf", "0x1F", "0o17".
+func parseStrconvLit(s string) (float64, bool) {
+	if !isLikelyNumberLit(s) {
+		return 0, false
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		return f, true
+	}
+	if n, err := strconv.ParseInt(s, 0, 64); err == nil {
+		return float64(n), true
+	}
+	return 0, false
 }
 
 // isLikelyNumberLit reports whether s may be passed to strconv: it starts

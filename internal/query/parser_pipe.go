@@ -149,6 +149,18 @@ func (p *parser) parseIf() (Filter, error) {
 	return f, nil
 }
 
+// parseOptionalResult reads a pipe's closing "[as] [result]": the result
+// field, def when the pipe ends without one.
+func (p *parser) parseOptionalResult(def string) (string, error) {
+	if p.isKw("as") {
+		p.next()
+	}
+	if p.isTrailer() {
+		return def, nil
+	}
+	return p.parseFieldName("result field")
+}
+
 // parseFieldName reads a field name (not a pattern).
 func (p *parser) parseFieldName(what string) (string, error) {
 	pos := p.cur().pos

@@ -19,18 +19,11 @@ func (p *PipeFieldNames) String() string {
 // parseFieldNamesPipe parses "field_names [as] [name]".
 func (p *parser) parseFieldNamesPipe(_ string) (Pipe, error) {
 	p.next()
-	pf := &PipeFieldNames{ResultName: "name"}
-	if p.isKw("as") {
-		p.next()
+	name, err := p.parseOptionalResult("name")
+	if err != nil {
+		return nil, err
 	}
-	if !p.isTrailer() {
-		name, err := p.parseFieldName("result field")
-		if err != nil {
-			return nil, err
-		}
-		pf.ResultName = name
-	}
-	return pf, nil
+	return &PipeFieldNames{ResultName: name}, nil
 }
 
 func (p *PipeFieldNames) newProcessor(pl *plan, next processor) (processor, error) {

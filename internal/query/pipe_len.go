@@ -16,18 +16,11 @@ func (p *parser) parseLenPipe(_ string) (Pipe, error) {
 	if err != nil {
 		return nil, err
 	}
-	pl := &PipeLen{Field: field, Result: "_msg"}
-	if p.isKw("as") {
-		p.next()
+	result, err := p.parseOptionalResult("_msg")
+	if err != nil {
+		return nil, err
 	}
-	if !p.isTrailer() {
-		name, err := p.parseFieldName("result field")
-		if err != nil {
-			return nil, err
-		}
-		pl.Result = name
-	}
-	return pl, nil
+	return &PipeLen{Field: field, Result: result}, nil
 }
 
 func (p *PipeLen) newProcessor(_ *plan, next processor) (processor, error) {

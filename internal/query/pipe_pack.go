@@ -48,15 +48,9 @@ func (p *parser) parsePackPipe(name string) (Pipe, error) {
 			pp.Fields = fields
 		}
 	}
-	if p.isKw("as") {
-		p.next()
-	}
-	if !p.isTrailer() {
-		name, err := p.parseFieldName("result field")
-		if err != nil {
-			return nil, err
-		}
-		pp.Result = name
+	var err error
+	if pp.Result, err = p.parseOptionalResult("_msg"); err != nil {
+		return nil, err
 	}
 	return pp, nil
 }

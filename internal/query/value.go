@@ -95,15 +95,7 @@ func anyNumber(s string) (float64, bool) {
 	if n, ok := parseBytesLit(s); ok {
 		return float64(n), true
 	}
-	if isLikelyNumberLit(s) {
-		if f, err := strconv.ParseFloat(s, 64); err == nil {
-			return f, true
-		}
-		if n, err := strconv.ParseInt(s, 0, 64); err == nil {
-			return float64(n), true
-		}
-	}
-	return 0, false
+	return parseStrconvLit(s)
 }
 
 // mathNumber parses a field value as VictoriaLogs' parseMathNumber does,
