@@ -291,21 +291,9 @@ func trimZeros(s string) string {
 	return s
 }
 
-// lessValue is the order of min, max, row_min and row_max, VictoriaLogs'
-// lessString: two integers numerically, two RFC 3339 times by time, two
-// anyNumbers numerically, otherwise naturally (see naturalCompare; "" is
-// the smallest). A caller comparing many values with one keeps its
-// valueKey instead (keyOf, lessKey).
-func lessValue(a, b string) bool {
-	if a == b {
-		return false
-	}
-	ka, kb := keyOf(a), keyOf(b)
-	return lessKey(&ka, &kb)
-}
-
-// valueKey is a value as lessValue compares it, parsed once: whichever of
-// an int64, a uint64, a time (Unix ns) and an anyNumber it is.
+// valueKey is a value as min, max, row_min and row_max order it (lessKey),
+// parsed once: whichever of an int64, a uint64, a time (Unix ns) and an
+// anyNumber it is.
 type valueKey struct {
 	s                            string
 	isInt, isUint, isTime, isNum bool
@@ -371,7 +359,10 @@ func allDigits(s string) bool {
 	return s != ""
 }
 
-// lessKey reports whether a's value orders before b's (see lessValue).
+// lessKey reports whether a's value orders before b's in VictoriaLogs'
+// lessString order: two integers numerically, two RFC 3339 times by time,
+// two anyNumbers numerically, otherwise naturally (see naturalCompare; ""
+// is the smallest).
 func lessKey(a, b *valueKey) bool {
 	switch {
 	case a.s == b.s:
