@@ -149,8 +149,9 @@ shows the bytes spilled.
 
 Supported filters: word, "phrase", prefix*, ~"regexp", ="exact", ="prefix"*,
 in(), contains_any(), contains_all(), seq(), i(), comparisons (>, >=, <, <=),
-range(), len_range(), string_range(), ipv4_range(), eq_field(), le_field(),
-lt_field(), f:"" (empty), f:* (any), _time: (relative or absolute), stream
+range(), len_range(), string_range(), ipv4_range(), ipv6_range(),
+eq_field(), le_field(), lt_field(), f:"" (empty), f:* (any), _time:
+(relative or absolute), stream
 filters {app="x", env=~"prod.*" or zone in(a, b)} (also as _stream:{...};
 =, !=, =~ and !~ match whole values, as in VictoriaLogs) over the _stream
 field that spate serve writes with _stream_fields (a log without one is in

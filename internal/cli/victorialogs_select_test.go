@@ -56,6 +56,9 @@ const oddNumberLines = `{"_time":"2026-01-02T00:00:01Z","_msg":"a","v":"0x1F","w
 {"_time":"2026-01-02T00:00:16Z","_msg":"p","n":"Inf"}
 {"_time":"2026-01-02T00:00:17Z","_msg":"q","n":"1e400"}
 {"_time":"2026-01-02T00:00:18Z","_msg":"r","n":"5"}
+{"_time":"2026-01-02T00:00:19Z","_msg":"s","ip6":"2001:db8::1"}
+{"_time":"2026-01-02T00:00:20Z","_msg":"t","ip6":"2001:db9::1"}
+{"_time":"2026-01-02T00:00:21Z","_msg":"u","ip6":"::1"}
 `
 
 // selectOracle sends the same request to VictoriaLogs and to spate serve.
@@ -489,6 +492,9 @@ func TestVictoriaLogsSelectOracle(t *testing.T) {
 				`w:len_range(0, 2) | fields _msg`,
 				`v:ipv4_range(10.0.0.0/8) | fields _msg`,
 				`v:ipv4_range(10.0.0.0, 10.0.0.5) | fields _msg`,
+				`ip6:ipv6_range(2001:db8::/32) | fields _msg`,
+				`ip6:ipv6_range("2001:db8::", "2001:db9::ffff") OR v:ipv6_range(::ffff:10.0.0.0/104) | fields _msg`,
+				`ip6:ipv6_range(::1) | fields _msg`,
 				`w:string_range(a, y) | fields _msg`,
 				`v:eq_field(w) | fields _msg`,
 				`w:le_field(v) | fields _msg`,

@@ -89,6 +89,8 @@ func compileFilter(f Filter) (matcher, error) {
 		return &matchStringRange{f: *f}, nil
 	case *FilterIPv4Range:
 		return &matchIPv4Range{f: *f}, nil
+	case *FilterIPv6Range:
+		return &matchIPv6Range{f: *f}, nil
 	case *FilterFieldCompare:
 		return &matchFieldCompare{f: *f}, nil
 	case *FilterTime:

@@ -1,7 +1,9 @@
 package query
 
 import (
+	"bytes"
 	"math"
+	"net/netip"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -116,6 +118,24 @@ func parseBoundFilter(field, name string, args []string) (Filter, string) {
 			return nil, "ipv4_range() takes two addresses or one CIDR: ipv4_range(10.0.0.0, 10.0.0.255), ipv4_range(10.0.0.0/8)"
 		}
 		return f, ""
+	case "ipv6_range":
+		f := &FilterIPv6Range{Field: field, Args: args}
+		var ok bool
+		switch len(args) {
+		case 1:
+			f.Lo, f.Hi, ok = parseIPv6CIDR(args[0])
+		case 2:
+			var ok2 bool
+			f.Lo, ok = parseIPv6(args[0])
+			f.Hi, ok2 = parseIPv6(args[1])
+			ok = ok && ok2
+		default:
+			return nil, "ipv6_range() takes two addresses or one CIDR: ipv6_range(::1, ::ff), ipv6_range(2001:db8::/32)"
+		}
+		if !ok {
+			return nil, "cannot read the arguments of ipv6_range() as IP addresses or a CIDR: ipv6_range(2001:db8::/32)"
+		}
+		return f, ""
 	case "eq_field", "le_field", "lt_field":
 		if len(args) != 1 || args[0] == "" {
 			return nil, name + "() needs the name of the other field: " + name + "(other)"
@@ -199,4 +219,65 @@ func (m *matchFieldCompare) match(r *Row) bool {
 		return a < b
 	}
 	return a <= b
+}
+
+// FilterIPv6Range matches values that are IP addresses (IPv6, or IPv4 as
+// its IPv4-mapped IPv6 form) from Lo to Hi, both included:
+// "ipv6_range(::1, ::ff)", a CIDR "ipv6_range(2001:db8::/32)" or one
+// address. Args are the arguments as written, for String().
+type FilterIPv6Range struct {
+	Field  string
+	Lo, Hi [16]byte
+	Args   []string
+}
+
+func (*FilterIPv6Range) isFilter() {}
+
+func (f *FilterIPv6Range) String() string {
+	return leafField(f.Field) + "ipv6_range(" + joinTokens(f.Args) + ")"
+}
+
+// parseIPv6 reads an address as VictoriaLogs' tryParseIPv6 does: what
+// netip.ParseAddr reads, of 2 to 45 bytes, as 16 bytes.
+func parseIPv6(s string) ([16]byte, bool) {
+	if len(s) < 2 || len(s) > 45 {
+		return [16]byte{}, false
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return [16]byte{}, false
+	}
+	return a.As16(), true
+}
+
+// parseIPv6CIDR reads an address (the range of that one) or an address
+// and a mask of 0 to 128 bits over its 16 bytes.
+func parseIPv6CIDR(s string) (lo, hi [16]byte, ok bool) {
+	ip, bitsText, cidr := strings.Cut(s, "/")
+	a, ok := parseIPv6(ip)
+	if !ok {
+		return lo, hi, false
+	}
+	if !cidr {
+		return a, a, true
+	}
+	bits, err := strconv.Atoi(bitsText)
+	if err != nil || bits < 0 || bits > 128 {
+		return lo, hi, false
+	}
+	lo, hi = a, a
+	for i := range 16 {
+		keep := min(max(bits-8*i, 0), 8) // bits of byte i inside the mask
+		mask := byte(0xff) << (8 - keep) // 0 for keep 0: a shift past the width
+		lo[i] &= mask
+		hi[i] |= ^mask
+	}
+	return lo, hi, true
+}
+
+type matchIPv6Range struct{ f FilterIPv6Range }
+
+func (m *matchIPv6Range) match(r *Row) bool {
+	a, ok := parseIPv6(r.Get(m.f.Field))
+	return ok && bytes.Compare(a[:], m.f.Lo[:]) >= 0 && bytes.Compare(a[:], m.f.Hi[:]) <= 0
 }

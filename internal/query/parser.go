@@ -311,11 +311,11 @@ var (
 		"rate_sum", "row_any", "stddev",
 	}
 	supportedFilterFuncs = []string{
-		"contains_all", "contains_any", "eq_field", "exact", "i", "in", "ipv4_range", "le_field",
+		"contains_all", "contains_any", "eq_field", "exact", "i", "in", "ipv4_range", "ipv6_range", "le_field",
 		"len_range", "lt_field", "range", "re", "seq", "string_range",
 	}
 	unsupportedFilterFuncs = []string{
-		"contains_common_case", "equals_common_case", "ipv6_range",
+		"contains_common_case", "equals_common_case",
 		"json_array_contains_any", "pattern_match",
 		"pattern_match_full", "pattern_match_prefix", "pattern_match_suffix",
 		"value_type",

@@ -359,7 +359,7 @@ func (p *parser) parseFilterFunc(field, name string) (Filter, error) {
 			return nil, p.errorf(namePos, "re() needs exactly one argument; got %d", len(args))
 		}
 		return p.newRegexp(namePos, field, args[0])
-	case "len_range", "string_range", "ipv4_range", "eq_field", "le_field", "lt_field":
+	case "len_range", "string_range", "ipv4_range", "ipv6_range", "eq_field", "le_field", "lt_field":
 		if wildcard {
 			return nil, p.errorf(namePos, "%s() takes no '*'", name)
 		}

@@ -79,6 +79,8 @@ func TestParseSuccess(t *testing.T) {
 	f(`f:len_range(0, inf)`, `f:len_range(0, inf)`)
 	f(`f:string_range(a, "m n")`, `f:string_range(a, "m n")`)
 	f(`ip:ipv4_range(10.0.0.0/8)`, `ip:ipv4_range(10.0.0.0/8)`)
+	f(`ip:ipv6_range(2001:db8::/32)`, `ip:ipv6_range("2001:db8::/32")`)
+	f(`ip:ipv6_range(::1, "::ff")`, `ip:ipv6_range("::1", "::ff")`)
 	f(`ip:ipv4_range(10.0.0.1, "10.0.0.9")`, `ip:ipv4_range(10.0.0.1, 10.0.0.9)`)
 	f(`a:eq_field(b) c:le_field("d e") NOT f:lt_field(g)`, `a:eq_field(b) c:le_field("d e") !f:lt_field(g)`)
 
@@ -438,7 +440,8 @@ func TestParseFailure(t *testing.T) {
 	f("* | math "+strings.Repeat("-", 5000)+"a", 1010, "nested too deeply")
 
 	// Unsupported filters.
-	f(`ip:ipv6_range(::1, ::2)`, 4, `filter "ipv6_range" is not supported by spate`)
+	f(`ip:ipv6_range(::1, x)`, 4, `cannot read the arguments of ipv6_range()`)
+	f(`ip:ipv6_range(::1/129)`, 4, `cannot read the arguments of ipv6_range()`)
 	f(`f:value_type(string)`, 3, `filter "value_type"`)
 	// Filter functions with bad arguments.
 	f(`ip:ipv4_range(1.2.3.0, x)`, 4, `the bounds of ipv4_range() are IPv4 addresses`)

@@ -612,6 +612,8 @@ func filterField(f Filter) (field string, ok bool) {
 		return f.Field, true
 	case *FilterIPv4Range:
 		return f.Field, true
+	case *FilterIPv6Range:
+		return f.Field, true
 	}
 	return "", false
 }

@@ -1,8 +1,10 @@
 package naive
 
 import (
+	"bytes"
 	"fmt"
 	"math"
+	"net/netip"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -133,6 +135,14 @@ func (ev *evaluator) match(f query.Filter, r row) bool {
 	case *query.FilterIPv4Range:
 		ip, ok := parseIPv4(r[f.Field])
 		return ok && f.Lo <= ip && ip <= f.Hi
+
+	case *query.FilterIPv6Range:
+		a, err := netip.ParseAddr(r[f.Field])
+		if err != nil || len(r[f.Field]) > 45 {
+			return false
+		}
+		ip := a.As16()
+		return bytes.Compare(ip[:], f.Lo[:]) >= 0 && bytes.Compare(ip[:], f.Hi[:]) <= 0
 
 	case *query.FilterFieldCompare:
 		a, b := r[f.Field], r[f.Other]
