@@ -389,6 +389,29 @@ func TestTail(t *testing.T) {
 	cancel()
 }
 
+// TestTailAheadOfNow: a line already stored when a tail starts, stamped
+// after the server's now (a clock ahead, or a line stored between the tail
+// reading now and taking its snapshot), is in the first answer: the tail
+// goes on past it, so an answer that dropped it would never show it.
+func TestTailAheadOfNow(t *testing.T) {
+	noLeak(t)
+	s, ts := newTestServer(t, Config{})
+	ahead := time.Unix(0, s.cfg.Now().UnixNano()).Add(time.Minute).UTC().Format(time.RFC3339Nano)
+	post(t, ts.URL+"/insert/jsonline", []byte(fmt.Sprintf(`{"_time":%q,"msg":"tailme ahead"}`+"\n", ahead)))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, ts.URL+"/select/logsql/tail?"+q("query", "tailme | fields _msg", "refresh_interval", "50ms").Encode(), nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	line, err := bufio.NewReader(resp.Body).ReadString('\n')
+	if strings.TrimSpace(line) != `{"_msg":"tailme ahead"}` {
+		t.Fatalf("tail: %q, %v; want the line stamped ahead of now", line, err)
+	}
+}
+
 // TestTailSlowReader: a tail client that stops reading is disconnected
 // once its writes stall for tailWriteTimeout, and its goroutine ends.
 func TestTailSlowReader(t *testing.T) {

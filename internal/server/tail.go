@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"slices"
 	"strings"
@@ -145,11 +146,14 @@ func (s *Server) handleTail(w http.ResponseWriter, r *http.Request) {
 	}
 
 	// The first answer: the lines of the last start_offset, from a
-	// snapshot whose sizes are where the tail then goes on.
+	// snapshot whose sizes are where the tail then goes on. Its range has
+	// no end: the snapshot is taken after now is read, and a line stored
+	// in between (or stamped ahead of this clock) is in it, so a range
+	// ending at now would drop it for good (the tail goes on past it).
 	now := s.cfg.Now().UnixNano()
 	first := *a
 	first.q = cloneQuery(a.q)
-	first.q.AddTimeFilter(now-startOffset, now)
+	first.q.AddTimeFilter(now-startOffset, math.MaxInt64)
 	pos := tailPos{}
 	if err := s.tailFirst(ctx, &first, pos, collect); err != nil {
 		if ctx.Err() == nil {
