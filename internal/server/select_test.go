@@ -8,6 +8,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"runtime"
 	"strings"
@@ -355,6 +356,23 @@ func readMetric(t *testing.T, s *Server, name string) float64 {
 // TestTail: a tail sends the recent lines, then each matching line once
 // as it is acknowledged, in _time order within a refresh, held back by
 // offset when asked.
+// openTail opens /select/logsql/tail at ts with the args (name, value
+// pairs) for as long as ctx lasts, checks that it answers 200 with NDJSON,
+// and returns its body, closed when the test ends.
+func openTail(t *testing.T, ctx context.Context, ts *httptest.Server, kv ...string) *bufio.Reader {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, ts.URL+"/select/logsql/tail?"+q(kv...).Encode(), nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/x-ndjson" {
+		t.Fatalf("tail: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	return bufio.NewReader(resp.Body)
+}
+
 func TestTail(t *testing.T) {
 	noLeak(t)
 	_, ts := newTestServer(t, Config{})
@@ -362,16 +380,7 @@ func TestTail(t *testing.T) {
 	post(t, ts.URL+"/insert/jsonline", []byte(`{"msg":"tailme before"}`+"\n"+`{"msg":"other"}`+"\n"))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, ts.URL+"/select/logsql/tail?"+q("query", "tailme | fields _msg", "refresh_interval", "50ms").Encode(), nil)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/x-ndjson" {
-		t.Fatalf("tail: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
-	}
-	br := bufio.NewReader(resp.Body)
+	br := openTail(t, ctx, ts, "query", "tailme | fields _msg", "refresh_interval", "50ms")
 	want := []string{`{"_msg":"tailme before"}`}
 	for i := range 20 {
 		post(t, ts.URL+"/insert/jsonline", []byte(fmt.Sprintf(`{"msg":"tailme %d"}`+"\n"+`{"msg":"skip %d"}`+"\n", i, i)))
@@ -400,13 +409,7 @@ func TestTailAheadOfNow(t *testing.T) {
 	post(t, ts.URL+"/insert/jsonline", []byte(fmt.Sprintf(`{"_time":%q,"msg":"tailme ahead"}`+"\n", ahead)))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, ts.URL+"/select/logsql/tail?"+q("query", "tailme | fields _msg", "refresh_interval", "50ms").Encode(), nil)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	line, err := bufio.NewReader(resp.Body).ReadString('\n')
+	line, err := openTail(t, ctx, ts, "query", "tailme | fields _msg", "refresh_interval", "50ms").ReadString('\n')
 	if strings.TrimSpace(line) != `{"_msg":"tailme ahead"}` {
 		t.Fatalf("tail: %q, %v; want the line stamped ahead of now", line, err)
 	}
@@ -557,16 +560,10 @@ func TestTailOffset(t *testing.T) {
 	_, ts := newTestServer(t, Config{}) // now is fixed at 2026-11-22T10:00:00Z
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, ts.URL+"/select/logsql/tail?"+q("query", "* | fields _msg, _time", "refresh_interval", "20ms", "offset", "10s").Encode(), nil)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
+	br := openTail(t, ctx, ts, "query", "* | fields _msg, _time", "refresh_interval", "20ms", "offset", "10s")
 	// "now" lines are never 10 s old (the clock stands still); the one
 	// from a minute ago is sent.
 	post(t, ts.URL+"/insert/jsonline", []byte(`{"msg":"young 1"}`+"\n"+`{"msg":"old","ts":"2026-11-22T09:59:00Z"}`+"\n"+`{"msg":"young 2"}`+"\n"))
-	br := bufio.NewReader(resp.Body)
 	line, err := br.ReadString('\n')
 	if err != nil || line != `{"_msg":"old","_time":"2026-11-22T09:59:00Z"}`+"\n" {
 		t.Fatalf("tail with offset: %q, %v", line, err)
@@ -616,14 +613,8 @@ func TestTailExactlyOnce(t *testing.T) {
 	<-started
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, ts.URL+"/select/logsql/tail?"+q("query", "* | fields _msg", "refresh_interval", "10ms").Encode(), nil)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
+	br := openTail(t, ctx, ts, "query", "* | fields _msg", "refresh_interval", "10ms")
 	seen := map[string]int{}
-	br := bufio.NewReader(resp.Body)
 	for len(seen) < total {
 		line, err := br.ReadString('\n')
 		if err != nil {
