@@ -469,9 +469,22 @@ func TestVictoriaLogsSelectOracle(t *testing.T) {
 				"query/last":              `level:error | last 2 by (latency_ms) | fields latency_ms`,
 				"query/sum-exponent":      `level:info latency_ms:~"e" | stats sum(latency_ms) s`,
 				"query/by-sum-exponent":   `level:info latency_ms:~"e" | stats by (level) sum(latency_ms) s`,
+				"query/first-partition":   `level:warn | first 1 by (latency_ms) partition by (service, method) rank | fields rank, service, method, latency_ms`,
+				"query/running-stats":     `level:error | running_stats by (service) count() n, sum(latency_ms) s, max(status) mx, first(host) f, last(host) offset 1 l | fields _time, service, n, s, mx, f, l`,
+				"query/running-stats-all": `level:warn | running_stats count(cause) c, min(latency_ms) m, first(_msg) offset 3 f | fields _time, c, m, f`,
+				"query/total-stats":       `level:warn | total_stats by (service) count() n, sum(bytes) b, min(latency_ms) m, last(_msg) l | fields _time, service, n, b, m, l`,
+				"query/total-after-stats": `* | stats by (service) count() c | total_stats sum(c) total, max(c) mx | fields service, c, total, mx`,
 			} {
 				o.check(t, name, post("/select/logsql/query", "query", q), sameRows(false, nil))
 			}
+			// A sort with partition by: each partition's rows in order, the
+			// partitions in VictoriaLogs' order of their keys, and ranks.
+			o.check(t, "query/sort-partition", post("/select/logsql/query", "query",
+				`level:error | sort by (_time desc) partition by (service) limit 2 rank as r | fields r, service, _time`), sameRows(true, nil))
+			o.check(t, "query/sort-partition-offset", post("/select/logsql/query", "query",
+				`* | sort by (_time) partition by (level) offset 2 limit 3 | fields level, _time`), sameRows(true, nil))
+			o.check(t, "query/sort-rank", post("/select/logsql/query", "query",
+				`level:error | sort by (_time) offset 5 limit 4 rank | fields rank, _time`), sameRows(true, nil))
 			// Values VictoriaLogs reads as numbers though they are not
 			// decimals, and text it orders naturally (tenant 7:0).
 			for i, q := range []string{

@@ -106,6 +106,8 @@ func keepsTime(p Pipe) bool {
 		return t.Field != "_time"
 	case *PipePack:
 		return t.Result != "_time"
+	case *PipeRunningStats:
+		return !slices.ContainsFunc(t.Funcs, func(f RunningFunc) bool { return f.Result == "_time" })
 	case *PipeFilter, *PipeExtract, *PipeExtractRegexp, *PipeUnpack, *PipeMath, *PipeUnroll, *PipeDropEmptyFields:
 		return true
 	}

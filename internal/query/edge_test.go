@@ -138,6 +138,17 @@ var edgeQueries = []string{
 	`* | pack_logfmt fields (msg, level, _msg) as p | fields _time, p`,
 	`* | pack_logfmt | stats count() n`,
 	`* | stats by (level) row_max(_time) r, row_min(_time) m`,
+	`* | sort by (_msg) partition by (level) limit 1 | fields level, _msg`,
+	`* | sort by (_time desc) partition by (level, http.status) offset 1 limit 2 rank as r | fields r, level, _time`,
+	`* | first by (v) partition by (w) rank | fields rank, v, w`,
+	`* | last 2 by (_time) partition (level) | fields _time, level`,
+	`* | sort by (v) rank | fields rank, v`,
+	`* | running_stats count() n, count(level) nl, sum(v) s, min(w) mn, max(w) mx | fields _time, n, nl, s, mn, mx`,
+	`* | running_stats by (level) first(_msg) f, first(v) offset 2 f2, last(_msg) l, last(v) offset 1 l1, count(*) c | fields _time, level, f, f2, l, l1, c`,
+	`* | total_stats by (level) count() n, sum(v) s, max(v), min(http*) | fields _time, level, n, s, "max(v)", "min(http*)"`,
+	`* | total_stats count(v, w) c, sum(*) s | fields _msg, c, s`,
+	`* | stats by (level) count() c | total_stats sum(c) s | fields level, s`,
+	`* | total_stats count() _time | fields _msg, _time`,
 }
 
 func TestEdgeLines(t *testing.T) {

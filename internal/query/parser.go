@@ -303,8 +303,8 @@ var (
 		"block_stats", "blocks_count", "coalesce", "collapse_nums", "decolorize",
 		"generate_sequence", "hash", "join", "json_array_len",
 		"query_stats",
-		"running_stats", "sample", "set_stream_fields", "split", "stats_remote",
-		"stream_context", "time_add", "total_stats", "union", "unpack_syslog", "unpack_words",
+		"sample", "set_stream_fields", "split", "stats_remote",
+		"stream_context", "time_add", "union", "unpack_syslog", "unpack_words",
 	}
 	unsupportedStatsFuncs = []string{
 		"any", "count_uniq_hash", "field_max", "field_min", "histogram", "json_values",

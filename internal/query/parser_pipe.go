@@ -43,6 +43,8 @@ func initPipeParsers() {
 		"pack_json":         (*parser).parsePackPipe,
 		"pack_logfmt":       (*parser).parsePackPipe,
 		"replace":           (*parser).parseReplacePipe,
+		"running_stats":     (*parser).parseRunningStatsPipe,
+		"total_stats":       (*parser).parseRunningStatsPipe,
 		"replace_regexp":    (*parser).parseReplacePipe,
 		"cp":                (*parser).parseCopyPipe,
 		"del":               (*parser).parseDeletePipe,

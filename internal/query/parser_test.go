@@ -65,6 +65,14 @@ func TestParseSuccess(t *testing.T) {
 	f(`* | first`, `* | sort limit 1`)
 	f(`* | first 3 by (a desc, b)`, `* | sort by (a desc, b) limit 3`)
 	f(`* | last 2 (_time)`, `* | sort by (_time) desc limit 2`)
+	f(`* | first 2 by (a) partition by (b, c) rank`, `* | sort by (a) partition by (b, c) limit 2 rank`)
+	f(`* | last by (a) partition (b) rank as r`, `* | sort by (a) desc partition by (b) limit 1 rank as r`)
+	f(`* | sort by (a) limit 3 partition by (b) offset 1 rank x`, `* | sort by (a) partition by (b) offset 1 limit 3 rank as x`)
+	f(`* | sort (a) desc rank limit 5`, `* | sort by (a) desc limit 5 rank`)
+	f(`* | running_stats count() n, sum(x) as s`, `* | running_stats count(*) as n, sum(x) as s`)
+	f(`* | running_stats by (a, b) min(x), max(y*), first(z) offset 2, last(z)`,
+		`* | running_stats by (a, b) min(x) as "min(x)", max(y*) as "max(y*)", first(z) offset 2 as "first(z) offset 2", last(z) as "last(z)"`)
+	f(`* | total_stats (a) count(x, y) c`, `* | total_stats by (a) count(x, y) as c`)
 	f(`* | replace ("a b", "c") at f limit 2`, `* | replace ("a b", "c") at f limit 2`)
 	f(`* | replace if (x:1) (a, "")`, `* | replace if (x:1) ("a", "")`)
 	f(`* | replace_regexp ("([0-9]+)", "<$1>")`, `* | replace_regexp ("([0-9]+)", "<$1>")`)
@@ -500,7 +508,15 @@ func TestParseFailure(t *testing.T) {
 	f(`* | join by (x) (* | fields x)`, 5, `pipe "join" is not supported by spate`)
 	f(`* | union (*)`, 5, `pipe "union" is not supported by spate`)
 	f(`* | collapse_nums`, 5, `pipe "collapse_nums"`)
-	f(`* | first 10 by (x) partition by (y)`, 21, `"partition" in first is not supported by spate`)
+	f(`* | sort by (x) partition by (y)`, 33, `missing 'limit' for 'partition by'`)
+	f(`* | sort by (x) limit 2 partition by (y*)`, 39, `cannot be a '*' pattern`)
+	f(`* | sort by (x) limit 2 partition (y) partition (z)`, 39, `duplicate 'partition by'`)
+	f(`* | sort by (x) rank as`, 24, `missing rank field name`)
+	f(`* | running_stats`, 18, `missing running_stats function`)
+	f(`* | running_stats avg(x)`, 19, `missing running_stats function`)
+	f(`* | total_stats count() a, sum(x) a`, 28, `two functions have the result name a`)
+	f(`* | running_stats first(a, b)`, 24, `first() takes one field`)
+	f(`* | running_stats last(a) offset -1`, 34, `cannot parse "-1"`)
 	f(`* | last 0`, 11, `at least 1`)
 	f(`* | replace ("a")`, 17, `missing ','`)
 	f(`* | replace_regexp ("(", "x")`, 21, `cannot compile the regexp`)
@@ -511,7 +527,6 @@ func TestParseFailure(t *testing.T) {
 	f(`* | sort by (`, 14, "missing sort field")
 	f(`* | sort by (a`, 15, "missing ',' or ')'")
 	f(`* | sort by a`, 13, "missing '('")
-	f(`* | sort by (a) rank`, 17, `"rank" in sort pipe is not supported`)
 	f(`* | sort by (a) limit 1 limit 2`, 25, "duplicate 'limit'")
 	f(`* | fields a b`, 14, `unexpected "b" after pipe "fields a"`)
 	f(`* | fields`, 11, "missing field name")
@@ -774,8 +789,8 @@ func TestPipeNames(t *testing.T) {
 	want := []string{
 		"copy", "cp", "del", "delete", "drop", "drop_empty_fields", "eval", "extract", "extract_regexp", "facets",
 		"field_names", "field_values", "fields", "filter", "first", "format", "head", "keep", "last", "len",
-		"limit", "math", "mv", "offset", "order", "pack_json", "pack_logfmt", "rename", "replace", "replace_regexp", "rm", "skip", "sort", "stats",
-		"top", "uniq", "unpack_json", "unpack_logfmt", "unroll", "where",
+		"limit", "math", "mv", "offset", "order", "pack_json", "pack_logfmt", "rename", "replace", "replace_regexp", "rm", "running_stats", "skip", "sort", "stats",
+		"top", "total_stats", "uniq", "unpack_json", "unpack_logfmt", "unroll", "where",
 	}
 	if got := supportedPipeNames(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("pipe names:\ngot  %q\nwant %q", got, want)

@@ -2,6 +2,7 @@ package query
 
 import (
 	"cmp"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -17,14 +18,23 @@ type SortField struct {
 	Desc bool
 }
 
-// PipeSort sorts rows: "sort by (a, b desc) [desc] [offset N] [limit M]"
-// (also "sort (a)" and "order by"). Desc reverses the whole order (the
-// trailing "desc"). Limit 0 means no limit.
+// PipeSort sorts rows: "sort by (a, b desc) [desc] [partition by (p, q)]
+// [offset N] [limit M] [rank [as r]]" (also "sort (a)" and "order by").
+// Desc reverses the whole order (the trailing "desc"). Limit 0 means no
+// limit.
+//
+// With Partition, rows are sorted, offset and limited within each group of
+// equal partition values, and the groups come out in VictoriaLogs' order
+// of their keys (appendPartitionKey); a partition needs a limit. Rank, if not
+// "", names a field set to each row's 1-based place in its order (counting
+// the rows offset skips), put first in the row.
 type PipeSort struct {
-	By     []SortField
-	Desc   bool
-	Offset int64
-	Limit  int64
+	By        []SortField
+	Desc      bool
+	Partition []string
+	Offset    int64
+	Limit     int64
+	Rank      string
 }
 
 func (*PipeSort) isPipe() {}
@@ -48,13 +58,53 @@ func (p *PipeSort) String() string {
 	if p.Desc {
 		b.WriteString(" desc")
 	}
+	if len(p.Partition) > 0 {
+		b.WriteString(" partition by (" + joinFieldPatterns(p.Partition) + ")")
+	}
 	if p.Offset > 0 {
 		b.WriteString(" offset " + strconv.FormatInt(p.Offset, 10))
 	}
 	if p.Limit > 0 {
 		b.WriteString(" limit " + strconv.FormatInt(p.Limit, 10))
 	}
+	b.WriteString(rankString(p.Rank))
 	return b.String()
+}
+
+// rankString prints a sort's or top's rank option: "", " rank" or
+// " rank as r".
+func rankString(rank string) string {
+	switch rank {
+	case "":
+		return ""
+	case "rank":
+		return " rank"
+	}
+	return " rank as " + quoteToken(rank)
+}
+
+// parseRank parses "rank [[as] name]" (the name is "rank" without one);
+// the current token is "rank".
+func (p *parser) parseRank() (string, error) {
+	p.next()
+	if p.isKw("as") {
+		p.next()
+		return p.parseFieldName("rank field name")
+	}
+	if p.isTrailer() || p.isKw("limit", "offset", "partition") {
+		return "rank", nil
+	}
+	return p.parseFieldName("rank field name")
+}
+
+// parsePartition parses "partition [by] (a, b)"; the current token is
+// "partition".
+func (p *parser) parsePartition(pipe string) ([]string, error) {
+	p.next()
+	if p.isKw("by") {
+		p.next()
+	}
+	return p.parseFieldPatterns("partition field of "+pipe, true, false)
 }
 
 // parseSortPipe parses "sort [by] (a, b desc) [desc] [offset N] [limit N]".
@@ -116,8 +166,19 @@ func (p *parser) parseFirstLastPipe(name string) (Pipe, error) {
 		}
 		ps.By = by
 	}
-	if p.isKw("partition") || p.isKw("rank") {
-		return nil, p.errorf(p.cur().pos, "%q in %s is not supported by spate", p.cur().text, name)
+	if p.isKw("partition") {
+		part, err := p.parsePartition(name)
+		if err != nil {
+			return nil, err
+		}
+		ps.Partition = part
+	}
+	if p.isKw("rank") {
+		rank, err := p.parseRank()
+		if err != nil {
+			return nil, err
+		}
+		ps.Rank = rank
 	}
 	return ps, nil
 }
@@ -167,9 +228,29 @@ func (p *parser) parseSortPipe(_ string) (Pipe, error) {
 				return nil, err
 			}
 			ps.Limit = n
-		case p.isKw("rank", "partition"):
-			return nil, p.errorf(p.cur().pos, "%q in sort pipe is not supported by spate", strings.ToLower(p.cur().text))
+		case p.isKw("partition"):
+			if len(ps.Partition) > 0 {
+				return nil, p.errorf(p.cur().pos, "duplicate 'partition by' in sort pipe")
+			}
+			part, err := p.parsePartition("sort")
+			if err != nil {
+				return nil, err
+			}
+			ps.Partition = part
+		case p.isKw("rank"):
+			if ps.Rank != "" {
+				return nil, p.errorf(p.cur().pos, "duplicate 'rank' in sort pipe")
+			}
+			rank, err := p.parseRank()
+			if err != nil {
+				return nil, err
+			}
+			ps.Rank = rank
 		default:
+			if len(ps.Partition) > 0 && ps.Limit <= 0 {
+				return nil, p.errorHint(p.cur().pos, "for example: sort by (_time desc) partition by (host) limit 3",
+					"missing 'limit' for 'partition by' in sort pipe")
+			}
 			return ps, nil
 		}
 	}
@@ -184,8 +265,12 @@ type sortProc struct {
 	desc   bool
 	offset int64
 	limit  int64
-	rows   []*Row
-	worst  *Row // with a limit: the last of the best rows after a cut
+	rank   string
+	// slack is how many rows past offset+limit are kept before the list
+	// is cut back (1024; a partition's few).
+	slack int
+	rows  []*Row
+	worst *Row // with a limit: the last of the best rows after a cut
 	// worstNum is worst's sort value as a plain number, when it is one
 	// (worstOK), worked out for worstFor (see rejectsNumber). When it is
 	// not, worstSide is how every plain number compares with it
@@ -207,11 +292,14 @@ type sortProc struct {
 var ErrMemoryLimit = errors.New("the query needs more memory than allowed")
 
 func (p *PipeSort) newProcessor(pl *plan, next processor) (processor, error) {
+	if len(p.Partition) > 0 {
+		return &partSortProc{ps: p, maxSize: pl.opts.MaxMemory, parts: make(map[string]*sortProc), next: next}, nil
+	}
 	return newSortProc(p, pl.opts.MaxMemory, next), nil
 }
 
 func newSortProc(p *PipeSort, maxSize int64, next processor) *sortProc {
-	return &sortProc{by: p.By, desc: p.Desc, offset: p.Offset, limit: p.Limit, maxSize: maxSize, next: next}
+	return &sortProc{by: p.By, desc: p.Desc, offset: p.Offset, limit: p.Limit, rank: p.Rank, slack: 1024, maxSize: maxSize, next: next}
 }
 
 // rowSize is about the memory a cloned row holds.
@@ -265,7 +353,7 @@ func (p *sortProc) push(r *Row) error {
 	if err := p.checkSize(); err != nil {
 		return err
 	}
-	if k >= 0 && len(p.rows) >= 2*k+1024 {
+	if k >= 0 && len(p.rows) >= 2*k+p.slack {
 		p.sortRows()
 		clear(p.rows[k:])
 		p.rows = p.rows[:k]
@@ -390,6 +478,16 @@ func (p *sortProc) merge(o processor) error {
 }
 
 func (p *sortProc) flush() error {
+	if err := p.emit(p.next); err != nil && err != errStop {
+		return err
+	}
+	return p.next.flush()
+}
+
+// emit sorts the rows and pushes those that offset and limit keep to next,
+// each with its rank if the sort has one. It returns errStop when next
+// wants no more rows.
+func (p *sortProc) emit(next processor) error {
 	p.sortRows()
 	rows := p.rows
 	if int64(len(rows)) <= p.offset {
@@ -400,8 +498,103 @@ func (p *sortProc) flush() error {
 	if p.limit > 0 && int64(len(rows)) > p.limit {
 		rows = rows[:p.limit]
 	}
-	for _, r := range rows {
-		if err := p.next.push(r); err != nil {
+	for i, r := range rows {
+		if p.rank != "" {
+			setFirst(r, p.rank, strconv.FormatInt(p.offset+int64(i)+1, 10))
+		}
+		if err := next.push(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// setFirst sets the named field to value and moves it to the front of r.
+func setFirst(r *Row, name, value string) {
+	if name == "_time" {
+		r.HasTime = false
+	}
+	if i := r.index(name); i >= 0 {
+		r.Fields = slices.Delete(r.Fields, i, i+1)
+	}
+	r.Fields = slices.Insert(r.Fields, 0, Field{Name: name, Value: value})
+}
+
+// partSortProc implements sort with partition by: a sortProc (with the
+// sort's offset, limit and rank) per partition key, which holds at most a
+// few rows past offset+limit. The memory limit counts them all.
+type partSortProc struct {
+	ps      *PipeSort
+	maxSize int64
+	size    int64
+	parts   map[string]*sortProc
+	key     []byte
+	next    processor
+}
+
+// appendPartitionKey appends the partition key of the values of fields
+// in r: each value's length as a uvarint, then the value, as VictoriaLogs
+// builds it; ordered as bytes, the keys give its order of partitions
+// (shorter first values first).
+func appendPartitionKey(dst []byte, r *Row, fields []string) []byte {
+	for _, f := range fields {
+		v := r.Get(f)
+		dst = binary.AppendUvarint(dst, uint64(len(v)))
+		dst = append(dst, v...)
+	}
+	return dst
+}
+
+func (p *partSortProc) push(r *Row) error {
+	p.key = appendPartitionKey(p.key[:0], r, p.ps.Partition)
+	sp, ok := p.parts[string(p.key)]
+	if !ok {
+		sp = newSortProc(p.ps, 0, nil)
+		sp.slack = 8
+		p.parts[string(p.key)] = sp
+		p.size += int64(len(p.key)) + 200
+	}
+	before := sp.size
+	if err := sp.push(r); err != nil {
+		return err
+	}
+	p.size += sp.size - before
+	return p.checkSize()
+}
+
+func (p *partSortProc) checkSize() error {
+	if p.maxSize > 0 && p.size > p.maxSize {
+		return fmt.Errorf("sort with partition by holds %d partitions, over the %d MiB a query may use; narrow the filter or the time range, lower the limit, or partition by fewer values: %w",
+			len(p.parts), p.maxSize>>20, ErrMemoryLimit)
+	}
+	return nil
+}
+
+func (p *partSortProc) merge(o processor) error {
+	for k, osp := range o.(*partSortProc).parts {
+		sp, ok := p.parts[k]
+		if !ok {
+			p.parts[k] = osp
+			p.size += osp.size + int64(len(k)) + 200
+			continue
+		}
+		before := sp.size
+		if err := sp.merge(osp); err != nil {
+			return err
+		}
+		p.size += sp.size - before
+	}
+	return p.checkSize()
+}
+
+func (p *partSortProc) flush() error {
+	keys := make([]string, 0, len(p.parts))
+	for k := range p.parts {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if err := p.parts[k].emit(p.next); err != nil {
 			if err == errStop {
 				break
 			}

@@ -26,14 +26,7 @@ func (p *PipeTop) String() string {
 	if p.HitsName != "hits" {
 		s += " hits as " + quoteToken(p.HitsName)
 	}
-	switch p.Rank {
-	case "":
-	case "rank":
-		s += " rank"
-	default:
-		s += " rank as " + quoteToken(p.Rank)
-	}
-	return s
+	return s + rankString(p.Rank)
 }
 
 // parseTopPipe parses "top [N] [by] (a, b) [hits as x] [rank [as r]]".

@@ -167,7 +167,7 @@ type plan struct {
 func isBarrier(p Pipe) bool {
 	switch p.(type) {
 	case *PipeLimit, *PipeOffset, *PipeSort, *PipeStats, *PipeTop, *PipeUniq,
-		*PipeFieldNames, *PipeFieldValues, *PipeFacets:
+		*PipeFieldNames, *PipeFieldValues, *PipeFacets, *PipeRunningStats:
 		return true
 	}
 	return false
@@ -422,8 +422,14 @@ func pipeNeeds(p Pipe, after fieldSet) fieldSet {
 			return allFields() // rows sort by all their fields
 		}
 		in = after
+		if p.Rank != "" {
+			in.remove(p.Rank)
+		}
 		for _, s := range p.By {
 			in.add(s.Name)
+		}
+		for _, f := range p.Partition {
+			in.add(f)
 		}
 		return in
 	case *PipeStats:
@@ -516,6 +522,8 @@ func pipeNeeds(p Pipe, after fieldSet) fieldSet {
 			in.add(f)
 		}
 		return in
+	case *PipeRunningStats:
+		return p.needs(after)
 	}
 	return allFields()
 }

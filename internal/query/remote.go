@@ -87,7 +87,7 @@ func PlanRemote(q *Query) *RemotePlan {
 		case *PipeSort:
 			if b.Limit > 0 {
 				top := *b
-				top.Limit, top.Offset = b.Limit+b.Offset, 0
+				top.Limit, top.Offset, top.Rank = b.Limit+b.Offset, 0, ""
 				remote = append(remote, &top)
 			}
 		}

@@ -1,8 +1,11 @@
 package naive
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"math"
 	"regexp"
 	"slices"
 	"sort"
@@ -68,6 +71,8 @@ func (ev *evaluator) applyPipe(p query.Pipe, rows []row, first bool) ([]row, err
 			return nil, nil
 		}
 		return rows[p.N:], nil
+	case *query.PipeRunningStats:
+		return applyRunningStats(p, rows), nil
 	case *query.PipeSort:
 		return sortRows(p, rows), nil
 	case *query.PipeReplace:
@@ -200,14 +205,51 @@ func sortRows(p *query.PipeSort, rows []row) []row {
 		return false
 	}
 	sort.SliceStable(rows, func(i, j int) bool { return less(rows[i], rows[j]) })
+	if len(p.Partition) == 0 {
+		return cutRanked(p, rows)
+	}
+	// Partitions in the order of their keys: per value, its length as a
+	// uvarint, then the value, compared as bytes (VictoriaLogs' keys).
+	parts := make(map[string][]row)
+	var keys []string
+	for _, r := range rows {
+		var k []byte
+		for _, f := range p.Partition {
+			k = binary.AppendUvarint(k, uint64(len(r[f])))
+			k = append(k, r[f]...)
+		}
+		if _, ok := parts[string(k)]; !ok {
+			keys = append(keys, string(k))
+		}
+		parts[string(k)] = append(parts[string(k)], r)
+	}
+	sort.Strings(keys)
+	var out []row
+	for _, k := range keys {
+		out = append(out, cutRanked(p, parts[k])...)
+	}
+	return out
+}
+
+// cutRanked applies the sort's offset and limit to sorted rows and sets
+// their rank field, their place counting from 1 before the offset.
+func cutRanked(p *query.PipeSort, rows []row) []row {
 	if int64(len(rows)) <= p.Offset {
 		return nil
 	}
-	rows = rows[p.Offset:]
-	if p.Limit > 0 && int64(len(rows)) > p.Limit {
-		rows = rows[:p.Limit]
+	var out []row
+	for i, r := range rows[p.Offset:] {
+		if p.Limit > 0 && int64(i) >= p.Limit {
+			break
+		}
+		if p.Rank != "" {
+			c := maps.Clone(r)
+			c[p.Rank] = strconv.FormatInt(p.Offset+int64(i)+1, 10)
+			r = c
+		}
+		out = append(out, r)
 	}
-	return rows
+	return out
 }
 
 // allFieldsKey prints all fields of r as "name":"value", pairs in name order.
@@ -336,4 +378,146 @@ func packRow(r row, p *query.PipePack) string {
 		b.WriteByte('}')
 	}
 	return b.String()
+}
+
+// applyRunningStats is running_stats and total_stats: rows grouped by the
+// by-fields' values, the groups in the order of their keys (each value's
+// length as a uvarint, then the value, compared as bytes), each group's
+// rows in the order of their _time's text (VictoriaLogs'; equal times in
+// input order); every row gets each function over its group's rows up to itself
+// (running) or over the whole group (total).
+func applyRunningStats(p *query.PipeRunningStats, rows []row) []row {
+	groups := make(map[string][]row)
+	var keys []string
+	for _, r := range rows {
+		var k []byte
+		for _, f := range p.By {
+			k = binary.AppendUvarint(k, uint64(len(r[f])))
+			k = append(k, r[f]...)
+		}
+		if _, ok := groups[string(k)]; !ok {
+			keys = append(keys, string(k))
+		}
+		groups[string(k)] = append(groups[string(k)], r)
+	}
+	sort.Strings(keys)
+	var out []row
+	for _, k := range keys {
+		g := groups[k]
+		sort.SliceStable(g, func(i, j int) bool { return g[i]["_time"] < g[j]["_time"] })
+		for i := range g {
+			upto := g[:i+1]
+			if p.Total {
+				upto = g
+			}
+			c := maps.Clone(g[i])
+			for _, f := range p.Funcs {
+				c.set(f.Result, runningFunc(f, upto))
+			}
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// runningFunc computes one running_stats function over rows, the rows of a
+// group up to the current one (the last).
+func runningFunc(f query.RunningFunc, rows []row) string {
+	// The values a function reads from a row: one named field's value, ""
+	// when missing; otherwise the non-empty values of every field that a
+	// name or pattern matches.
+	values := func(r row) []string {
+		if len(f.Fields) == 1 && !strings.HasSuffix(f.Fields[0], "*") {
+			return []string{r[f.Fields[0]]}
+		}
+		var vals []string
+		for _, name := range sortedNames(r) {
+			if (len(f.Fields) == 0 || matchAnyPattern(f.Fields, name)) && r[name] != "" {
+				vals = append(vals, r[name])
+			}
+		}
+		return vals
+	}
+	switch f.Name {
+	case "count":
+		n := 0
+		for _, r := range rows {
+			if len(f.Fields) == 0 || slices.ContainsFunc(values(r), func(v string) bool { return v != "" }) {
+				n++
+			}
+		}
+		return strconv.Itoa(n)
+	case "sum":
+		sum, any := 0.0, false
+		for _, r := range rows {
+			for _, v := range values(r) {
+				if x, ok := decimalNumber(v); ok {
+					sum += x
+					any = true
+				}
+			}
+		}
+		if !any {
+			return "NaN"
+		}
+		return strconv.FormatFloat(sum, 'f', -1, 64)
+	case "min", "max":
+		best, first := "", true
+		for _, r := range rows {
+			for _, v := range values(r) {
+				c := compareValues(v, best)
+				if first || (f.Name == "min" && c < 0) || (f.Name == "max" && c > 0) {
+					best, first = v, false
+				}
+			}
+		}
+		return best
+	case "first":
+		if int64(len(rows)) > f.Offset {
+			return rows[f.Offset][f.Fields[0]]
+		}
+		return ""
+	case "last":
+		if i := int64(len(rows)) - 1 - f.Offset; i >= 0 {
+			return rows[i][f.Fields[0]]
+		}
+		return ""
+	}
+	panic("naive: unknown running function " + f.Name)
+}
+
+// decimalNumber reads what VictoriaLogs' running sum adds: an optional
+// minus, decimal digits and an optional fraction, '_' allowed between
+// digits, no leading zero before other digits, no exponent; the value is
+// the integer part plus the fraction's digits times a power of ten.
+func decimalNumber(s string) (float64, bool) {
+	if !regexp.MustCompile(`^-?[0-9_]+(\.[0-9_]+)?$`).MatchString(s) || len(s) > 27 {
+		return 0, false
+	}
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	ip, fp, hasFrac := strings.Cut(s, ".")
+	if len(ip) > 1 && ip[0] == '0' {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(strings.ReplaceAll(ip, "_", ""), 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	x := float64(n)
+	if hasFrac {
+		digits := strings.TrimLeft(fp, "0")
+		if digits == "" {
+			digits = "0"
+		}
+		m, err := strconv.ParseUint(strings.ReplaceAll(digits, "_", ""), 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		x = math.FMA(float64(m), math.Pow10(strings.Count(fp, "_")-len(fp)), x)
+	}
+	if neg {
+		x = -x
+	}
+	return x, true
 }
