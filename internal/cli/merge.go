@@ -58,6 +58,12 @@ func splitAtLimit(q *query.Query) (pre, post []query.Pipe) {
 // A row without _time keeps the time of the row before it in its input.
 // Rows of equal time keep input order. Memory: window rows per input.
 func runMerged(ctx context.Context, q *query.Query, inputs []string, window int, cfg fileread.Config, opts query.Options, sink query.Sink) (query.Stats, error) {
+	if q.HasSubqueries() {
+		// Over every input, before the inputs run one by one.
+		if err := query.ResolveSubqueriesOver(ctx, q, inputs, cfg, opts); err != nil {
+			return query.Stats{}, err
+		}
+	}
 	pre, post := splitAtLimit(q)
 	pl, err := query.NewPipeline(post, sink)
 	if err != nil {

@@ -165,7 +165,11 @@ min, max, median, quantile, values, uniq_values, row_min, row_max, rate,
 sum_len; by fields and _time buckets with offset), top, uniq, extract,
 extract_regexp, unpack_json, unpack_logfmt, math, format, len, unroll,
 replace, replace_regexp, drop_empty_fields, pack_json, pack_logfmt,
-field_names, field_values, facets. Anything else is refused by name.
+field_names, field_values, facets, join and union (with a subquery in
+parentheses or rows({...})). Filters take subqueries too:
+f:in(QUERY | fields x), contains_any(...) and contains_all(...). A
+subquery reads the inputs again, so it cannot run over stdin or with -f.
+Anything else is refused by name.
 
 -f follows the files as tail -F does: it starts with the last --tail lines
 of each, reads on as they grow, through rotation by rename and create and
@@ -610,6 +614,9 @@ func startFollow(ctx context.Context, opts queryOptions, q *query.Query, args []
 	}
 	if len(args) == 0 || slices.Contains(args, "-") {
 		return nil, nil, usagef("-f follows files: give files, directories or globs (stdin is read as it comes without -f)")
+	}
+	if q.HasSubqueries() {
+		return nil, nil, usagef("-f reads lines as they come, and the query's subquery (join, union, in(...)) would read the files again: run it without -f")
 	}
 	conv, err := followConverter(opts.inputFormat, opts.binary, stderr)
 	if err != nil {

@@ -441,6 +441,8 @@ func TestVictoriaLogsSelectOracle(t *testing.T) {
 				{"query", "* | stats count() n", "start", "1767225600.5", "end", "1767226200123"},
 				{"query", "_time:[2026-01-01T00:00:00Z, 2026-01-01T00:05:00Z) | stats count() n", "start", "2026-01-01T00:03:00Z"},
 				{"query", "level:error | fields _time, service", "start", "2026-01-01T00:00:00Z", "end", "2026-01-01T00:01:00Z"},
+				{"query", "level:error | join by (service) (* | stats by (service) count() n) | fields _time, service, n", "start", "2026-01-01T00:00:00Z", "end", "2026-01-01T00:01:00Z"},
+				{"query", "service:in(level:error | fields service) | stats count() n", "start", "2026-01-01T00:00:00Z", "end", "2026-01-01T00:00:10Z"},
 			} {
 				r := get("/select/logsql/query", kv...)
 				o.check(t, "query/"+r.args.Encode(), r, sameRows(false, nil))
@@ -474,6 +476,15 @@ func TestVictoriaLogsSelectOracle(t *testing.T) {
 				"query/running-stats-all": `level:warn | running_stats count(cause) c, min(latency_ms) m, first(_msg) offset 3 f | fields _time, c, m, f`,
 				"query/total-stats":       `level:warn | total_stats by (service) count() n, sum(bytes) b, min(latency_ms) m, last(_msg) l | fields _time, service, n, b, m, l`,
 				"query/total-after-stats": `* | stats by (service) count() c | total_stats sum(c) total, max(c) mx | fields service, c, total, mx`,
+				"query/join":              `level:error | join by (service) (level:warn | stats by (service) count() warns) | fields _time, service, warns`,
+				"query/join-inner-prefix": `level:error | join by (service, method) (level:info | stats by (service, method) count() c, max(latency_ms) m) inner prefix info_ | fields _time, service, method, info_c, info_m`,
+				"query/join-rows":         `level:error | join by (service) rows({service:auth, team:id}, {service:cart, team:shop}, {team:none}) | fields _time, service, team`,
+				"query/union":             `level:error | stats count() errors | union (level:warn | stats count() warns)`,
+				"query/union-rows":        `level:error | stats by (service) count() n | union rows({service:total, n:0})`,
+				"query/in-subquery":       `service:in(status:>=500 | fields service) level:info | stats by (service) count() n`,
+				"query/in-subquery-empty": `cause:in(level:error | fields cause) | stats by (level) count() n`,
+				"query/contains-subquery": `_msg:contains_any(level:error cause:* | uniq by (cause)) | stats by (level) count() n`,
+				"query/nested-subquery":   `level:warn | join by (service) (service:in(level:error | fields service) | stats by (service) count() all) inner | stats by (service) count() n, max(all) a`,
 			} {
 				o.check(t, name, post("/select/logsql/query", "query", q), sameRows(false, nil))
 			}

@@ -18,8 +18,8 @@ import (
 // "1d" into nanoseconds. A leading '-' makes it negative.
 func ParseDuration(s string) (int64, bool) { return parseDurationLit(s) }
 
-// AddTimeFilter narrows q to logs with start <= _time <= end (nanoseconds,
-// both inclusive), in front of its other filters.
+// AddTimeFilter narrows q and its subqueries to logs with start <= _time
+// <= end (nanoseconds, both inclusive), in front of their other filters.
 func (q *Query) AddTimeFilter(start, end int64) {
 	text := fmt.Sprintf("[%s,%s]", preciseTime(start), preciseTime(end))
 	q.AddFilter(&FilterTime{Min: start, Max: end, Text: text})
@@ -29,8 +29,14 @@ func preciseTime(ns int64) string {
 	return time.Unix(0, ns).UTC().Format("2006-01-02T15:04:05.000000000Z")
 }
 
-// AddFilter ANDs f in front of q's filter.
+// AddFilter ANDs f in front of the filters of q and of its subqueries
+// (the time range and extra filters of a request apply to them too, as in
+// VictoriaLogs).
 func (q *Query) AddFilter(f Filter) {
+	q.visitQueries(func(q *Query) { q.addFilter(f) })
+}
+
+func (q *Query) addFilter(f Filter) {
 	switch t := q.Filter.(type) {
 	case nil, *FilterAll:
 		q.Filter = f
@@ -117,6 +123,9 @@ func keepsTime(p Pipe) bool {
 // CanLiveTail reports whether q can be tailed: its pipes work row by row
 // (no stats, sort, limit and the like).
 func (q *Query) CanLiveTail() bool {
+	if q.HasSubqueries() {
+		return false
+	}
 	for _, p := range q.Pipes {
 		switch p.(type) {
 		case *PipeFields, *PipeDelete, *PipeRename, *PipeCopy, *PipeFilter, *PipeExtract,

@@ -68,22 +68,34 @@ type FilterExact struct {
 // FilterIn matches values equal to any of Values: "f:in(a, b)". Values that
 // parse as numbers also match values that are numerically equal ("500"
 // matches 500.0).
+//
+// With Sub, "f:in(QUERY | fields x)", the values are those of SubField in
+// the subquery's result, which ResolveSubqueries puts in Values (and
+// clears Sub) before the query runs.
 type FilterIn struct {
-	Field  string
-	Values []string
+	Field    string
+	Values   []string
+	Sub      *Query
+	SubField string
 }
 
 // FilterContainsAny matches values containing any of Phrases (each with
-// FilterPhrase semantics): "contains_any(a, \"b c\")".
+// FilterPhrase semantics): "contains_any(a, \"b c\")". Sub and SubField
+// are as in FilterIn.
 type FilterContainsAny struct {
-	Field   string
-	Phrases []string
+	Field    string
+	Phrases  []string
+	Sub      *Query
+	SubField string
 }
 
-// FilterContainsAll matches values containing all of Phrases.
+// FilterContainsAll matches values containing all of Phrases. Sub and
+// SubField are as in FilterIn.
 type FilterContainsAll struct {
-	Field   string
-	Phrases []string
+	Field    string
+	Phrases  []string
+	Sub      *Query
+	SubField string
 }
 
 // FilterSeq matches values containing Phrases in this order: "seq(a, b)".

@@ -210,15 +210,24 @@ func (f *FilterStreamID) String() string {
 }
 
 func (f *FilterIn) String() string {
-	return leafField(f.Field) + "in(" + joinTokens(f.Values) + ")"
+	return leafField(f.Field) + "in(" + argsOrSubquery(f.Values, f.Sub) + ")"
 }
 
 func (f *FilterContainsAny) String() string {
-	return leafField(f.Field) + "contains_any(" + joinTokens(f.Phrases) + ")"
+	return leafField(f.Field) + "contains_any(" + argsOrSubquery(f.Phrases, f.Sub) + ")"
 }
 
 func (f *FilterContainsAll) String() string {
-	return leafField(f.Field) + "contains_all(" + joinTokens(f.Phrases) + ")"
+	return leafField(f.Field) + "contains_all(" + argsOrSubquery(f.Phrases, f.Sub) + ")"
+}
+
+// argsOrSubquery prints the arguments of in() and similar: the subquery
+// when there is one, else the values.
+func argsOrSubquery(values []string, sub *Query) string {
+	if sub != nil {
+		return sub.String()
+	}
+	return joinTokens(values)
 }
 
 func (f *FilterSeq) String() string {

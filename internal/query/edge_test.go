@@ -149,6 +149,17 @@ var edgeQueries = []string{
 	`* | total_stats count(v, w) c, sum(*) s | fields _msg, c, s`,
 	`* | stats by (level) count() c | total_stats sum(c) s | fields level, s`,
 	`* | total_stats count() _time | fields _msg, _time`,
+	`* | join by (level) (level:error | stats by (level) count() n) | fields _msg, level, n`,
+	`level:info | join by (level) rows({level:info, tag:x}, {level:info, tag:y}, {tag:z}) inner prefix p_ | fields _msg, p_tag`,
+	`* | join by (level) rows({tag:none, _msg:"not kept"}) | fields _msg, tag`,
+	`* | union (level:error | fields level) | fields _msg, level`,
+	`* | union rows({a:1}, {b:2}) | limit 30 | fields _msg, a, b`,
+	`level:in(* | fields level) | stats count() n`,
+	`level:in(level:e* | fields level) | stats count() n`,
+	`_msg:contains_any(level:error | fields level) | fields _msg`,
+	`_msg:contains_all(level:error | uniq by (level)) | fields _msg`,
+	`level:in(http.status:500 | uniq by (level)) | fields _msg`,
+	`* | stats by (level) count() n | join by (level) (* | stats by (level) count_uniq(_msg) u) | fields level, n, u`,
 }
 
 func TestEdgeLines(t *testing.T) {

@@ -80,6 +80,22 @@ type Stats struct {
 // reached). It ends the scan early without error.
 var errStop = errors.New("no more rows needed")
 
+// ResolveSubqueriesOver runs q's subqueries (ResolveSubqueries) over the
+// same inputs, read the same way, as q itself will be. Standard input
+// ("-") cannot be read twice: a query with subqueries over it is an
+// error.
+func ResolveSubqueriesOver(ctx context.Context, q *Query, inputs []string, cfg fileread.Config, opts Options) error {
+	if slices.Contains(inputs, "-") {
+		return errors.New("a query with a subquery (join, union, in(...)) reads its input twice, and standard input cannot be: save it to a file first")
+	}
+	sub := opts
+	sub.Partial, sub.Every, sub.SnapshotDone, sub.Progress = nil, 0, nil, nil
+	return ResolveSubqueries(ctx, q, opts.MaxMemory, func(ctx context.Context, sq *Query, sink Sink) error {
+		_, err := Run(ctx, sq, inputs, cfg, sub, sink)
+		return err
+	})
+}
+
 // Run executes q over inputs (files, or "-" for cfg.Stdin) read with cfg, and
 // writes the result rows to sink. cfg.ParallelInputs applies only to queries
 // with a pipe that needs all rows (stats, sort, ...) and with
@@ -87,6 +103,11 @@ var errStop = errors.New("no more rows needed")
 // file order with bounded memory.
 func Run(ctx context.Context, q *Query, inputs []string, cfg fileread.Config, opts Options, sink Sink) (Stats, error) {
 	start := time.Now()
+	if q.HasSubqueries() {
+		if err := ResolveSubqueriesOver(ctx, q, inputs, cfg, opts); err != nil {
+			return Stats{}, err
+		}
+	}
 	if opts.Every > 0 {
 		opts.GroupMemory = -1 // a spilled stats state cannot be read twice
 	}
@@ -238,7 +259,9 @@ func newExecutor(p *plan, cfg fileread.Config, sink Sink) (*executor, error) {
 	}
 	ordered := p.barrier == nil
 	switch p.barrier.(type) {
-	case *PipeLimit, *PipeOffset:
+	case *PipeLimit, *PipeOffset, *PipeUnion:
+		// Pipes that see the rows one at a time, in order, after the
+		// workers.
 		ordered = true
 		post, err = buildChain(p, []Pipe{p.barrier}, post)
 		if err != nil {

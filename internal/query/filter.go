@@ -57,14 +57,23 @@ func compileFilter(f Filter) (matcher, error) {
 		}
 		return &matchExact{field: f.Field, value: f.Value, prefix: f.Prefix}, nil
 	case *FilterIn:
+		if f.Sub != nil {
+			return nil, errUnresolved("in()", f.Sub)
+		}
 		m := &matchIn{field: f.Field, values: make(map[string]struct{}, len(f.Values))}
 		for _, v := range f.Values {
 			m.values[v] = struct{}{}
 		}
 		return m, nil
 	case *FilterContainsAny:
+		if f.Sub != nil {
+			return nil, errUnresolved("contains_any()", f.Sub)
+		}
 		return &matchContains{field: f.Field, ps: newPhrases(f.Phrases), any: true}, nil
 	case *FilterContainsAll:
+		if f.Sub != nil {
+			return nil, errUnresolved("contains_all()", f.Sub)
+		}
 		return &matchContains{field: f.Field, ps: newPhrases(f.Phrases)}, nil
 	case *FilterSeq:
 		return &matchSeq{field: f.Field, ps: newPhrases(f.Phrases)}, nil

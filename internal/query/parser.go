@@ -191,6 +191,10 @@ const (
 	stopsField = ",()[]|*"
 	// stopsByField ends a field name of "stats by (...)".
 	stopsByField = ",()[]|*:"
+	// stopsRowName and stopsRowValue end the names and values of
+	// rows({name: value, ...}).
+	stopsRowName  = ",()[]{}|*:="
+	stopsRowValue = ",(){}|"
 	// stopsMath ends an operand of a math expression.
 	stopsMath = ",()[]|+-*/%^&"
 )
@@ -301,10 +305,10 @@ func canonicalField(name string) string {
 var (
 	unsupportedPipes = []string{
 		"block_stats", "blocks_count", "coalesce", "collapse_nums", "decolorize",
-		"generate_sequence", "hash", "join", "json_array_len",
+		"generate_sequence", "hash", "json_array_len",
 		"query_stats",
 		"sample", "set_stream_fields", "split", "stats_remote",
-		"stream_context", "time_add", "union", "unpack_syslog", "unpack_words",
+		"stream_context", "time_add", "unpack_syslog", "unpack_words",
 	}
 	unsupportedStatsFuncs = []string{
 		"any", "count_uniq_hash", "field_max", "field_min", "histogram", "json_values",

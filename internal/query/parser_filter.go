@@ -332,6 +332,24 @@ func (p *parser) parseFilterFunc(field, name string) (Filter, error) {
 		return p.parseRange(field)
 	}
 
+	if (name == "in" || name == "contains_any" || name == "contains_all") && p.peekSubquery() {
+		p.next() // name
+		sub, err := p.parseSubquery(name + "()")
+		if err != nil {
+			return nil, err
+		}
+		subField, err := valuesField(sub)
+		if err != nil {
+			return nil, p.errorf(namePos, "cannot take the values of %s(%s): %v", name, sub, err)
+		}
+		switch name {
+		case "in":
+			return &FilterIn{Field: field, Sub: sub, SubField: subField}, nil
+		case "contains_any":
+			return &FilterContainsAny{Field: field, Sub: sub, SubField: subField}, nil
+		}
+		return &FilterContainsAll{Field: field, Sub: sub, SubField: subField}, nil
+	}
 	args, wildcard, err := p.parseArgList(name)
 	if err != nil {
 		return nil, err
@@ -418,6 +436,14 @@ func (p *parser) parseArgList(name string) (args []string, wildcard bool, err er
 
 // hasSubquery reports whether the parentheses that start at the current
 // token hold a '|', that is, a subquery such as "in(* | fields x)".
+// peekSubquery is hasSubquery for the '(' after the current token (a
+// function's name).
+func (p *parser) peekSubquery() bool {
+	p.i++
+	defer func() { p.i-- }()
+	return p.hasSubquery()
+}
+
 func (p *parser) hasSubquery() bool {
 	depth := 0
 	for _, t := range p.toks[p.i:] {

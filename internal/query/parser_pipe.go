@@ -42,6 +42,8 @@ func initPipeParsers() {
 		"last":              (*parser).parseFirstLastPipe,
 		"pack_json":         (*parser).parsePackPipe,
 		"pack_logfmt":       (*parser).parsePackPipe,
+		"join":              (*parser).parseJoinPipe,
+		"union":             (*parser).parseUnionPipe,
 		"replace":           (*parser).parseReplacePipe,
 		"running_stats":     (*parser).parseRunningStatsPipe,
 		"total_stats":       (*parser).parseRunningStatsPipe,

@@ -73,6 +73,13 @@ func TestParseSuccess(t *testing.T) {
 	f(`* | running_stats by (a, b) min(x), max(y*), first(z) offset 2, last(z)`,
 		`* | running_stats by (a, b) min(x) as "min(x)", max(y*) as "max(y*)", first(z) offset 2 as "first(z) offset 2", last(z) as "last(z)"`)
 	f(`* | total_stats (a) count(x, y) c`, `* | total_stats by (a) count(x, y) as c`)
+	f(`* | join by (a) (x:1 | fields a, b)`, `* | join by (a) (x:1 | fields a, b)`)
+	f(`* | join on (a, b) rows({a:1, b="x y"}, {"c":2}) inner prefix p_`, `* | join by (a, b) rows({"a":"1","b":"x y"},{"c":"2"}) inner prefix p_`)
+	f(`* | join (a) rows() prefix "p " inner`, `* | join by (a) rows() inner prefix "p "`)
+	f(`* | union (error | stats count() n) | limit 2`, `* | union (error | stats count(*) as n) | limit 2`)
+	f(`* | union rows({a:"\u0001"})`, `* | union rows({"a":"\u0001"})`)
+	f(`a:in(* | fields b) b:contains_any(x | uniq by (y)) contains_all(c:d | fields e)`, `a:in(* | fields b) b:contains_any(x | uniq by (y)) contains_all(c:d | fields e)`)
+	f(`a:in(* | join by (b) (c:in(d | fields b) | fields b) | fields b)`, `a:in(* | join by (b) (c:in(d | fields b) | fields b) | fields b)`)
 	f(`* | replace ("a b", "c") at f limit 2`, `* | replace ("a b", "c") at f limit 2`)
 	f(`* | replace if (x:1) (a, "")`, `* | replace if (x:1) ("a", "")`)
 	f(`* | replace_regexp ("([0-9]+)", "<$1>")`, `* | replace_regexp ("([0-9]+)", "<$1>")`)
@@ -461,7 +468,6 @@ func TestParseFailure(t *testing.T) {
 	f(`contains_common_case(a)`, 1, `filter "contains_common_case"`)
 	f(`equals_common_case(a)`, 1, `filter "equals_common_case"`)
 	f(`pattern_match("<N>")`, 1, `filter "pattern_match"`)
-	f(`f:in(* | fields f)`, 3, `filter "in(subquery)" is not supported by spate`)
 	f(`_stream_id:in(* | fields _stream_id)`, 12, `filter "in(subquery)" is not supported by spate`)
 
 	// Stream filters.
@@ -505,13 +511,18 @@ func TestParseFailure(t *testing.T) {
 
 	// Pipes.
 	f(`* | foo`, 5, `unknown pipe "foo"`)
-	f(`* | join by (x) (* | fields x)`, 5, `pipe "join" is not supported by spate`)
-	f(`* | union (*)`, 5, `pipe "union" is not supported by spate`)
 	f(`* | collapse_nums`, 5, `pipe "collapse_nums"`)
 	f(`* | sort by (x) partition by (y)`, 33, `missing 'limit' for 'partition by'`)
 	f(`* | sort by (x) limit 2 partition by (y*)`, 39, `cannot be a '*' pattern`)
 	f(`* | sort by (x) limit 2 partition (y) partition (z)`, 39, `duplicate 'partition by'`)
 	f(`* | sort by (x) rank as`, 24, `missing rank field name`)
+	f(`* | join by () (*)`, 13, `join needs at least one field`)
+	f(`* | join by (a)`, 16, `missing '(' before the query of join`)
+	f(`* | join by (a) (* | fields a`, 30, `missing ')' at the end of the query of join`)
+	f(`* | union ()`, 12, `empty query in union`)
+	f(`* | union rows({a b})`, 19, `missing ':' or '=' after a`)
+	f(`a:in(* | stats count() n)`, 3, `must end with '| fields x' or '| uniq by (x)'`)
+	f(`a:in(* | fields b, c)`, 3, `must name one field`)
 	f(`* | running_stats`, 18, `missing running_stats function`)
 	f(`* | running_stats avg(x)`, 19, `missing running_stats function`)
 	f(`* | total_stats count() a, sum(x) a`, 28, `two functions have the result name a`)
@@ -788,9 +799,9 @@ func TestParseConformance(t *testing.T) {
 func TestPipeNames(t *testing.T) {
 	want := []string{
 		"copy", "cp", "del", "delete", "drop", "drop_empty_fields", "eval", "extract", "extract_regexp", "facets",
-		"field_names", "field_values", "fields", "filter", "first", "format", "head", "keep", "last", "len",
+		"field_names", "field_values", "fields", "filter", "first", "format", "head", "join", "keep", "last", "len",
 		"limit", "math", "mv", "offset", "order", "pack_json", "pack_logfmt", "rename", "replace", "replace_regexp", "rm", "running_stats", "skip", "sort", "stats",
-		"top", "total_stats", "uniq", "unpack_json", "unpack_logfmt", "unroll", "where",
+		"top", "total_stats", "union", "uniq", "unpack_json", "unpack_logfmt", "unroll", "where",
 	}
 	if got := supportedPipeNames(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("pipe names:\ngot  %q\nwant %q", got, want)

@@ -43,7 +43,18 @@ type sinkProc struct {
 	scratch Row
 }
 
+// allRowsSink is a Sink that is also given the rows that have no
+// non-empty field, which VictoriaLogs returns to no client but uses
+// itself: a subquery's values and rows (subqueryValues).
+type allRowsSink interface {
+	Sink
+	takesEmptyRows()
+}
+
 func (s *sinkProc) push(r *Row) error {
+	if _, ok := s.sink.(allRowsSink); ok {
+		return s.write(r)
+	}
 	empty := true
 	for i := range r.Fields {
 		if r.Fields[i].Value != "" {
@@ -55,6 +66,10 @@ func (s *sinkProc) push(r *Row) error {
 		// VictoriaLogs returns no row that has no non-empty field.
 		return nil
 	}
+	return s.write(r)
+}
+
+func (s *sinkProc) write(r *Row) error {
 	if !s.raw {
 		return s.sink.WriteRow(r)
 	}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -160,6 +161,10 @@ type plan struct {
 	// rawRows says the output rows are logs whose field set no pipe fixed:
 	// they are printed with _time and _msg first, then the rest by name.
 	rawRows bool
+	// joinTables holds each join pipe's table of rows, built once and
+	// shared by the workers' processors (read-only once built).
+	joinMu     sync.Mutex
+	joinTables map[*PipeJoin]map[string][][]Field
 }
 
 // isBarrier reports whether p needs every row of the scan (or their order)
@@ -167,7 +172,7 @@ type plan struct {
 func isBarrier(p Pipe) bool {
 	switch p.(type) {
 	case *PipeLimit, *PipeOffset, *PipeSort, *PipeStats, *PipeTop, *PipeUniq,
-		*PipeFieldNames, *PipeFieldValues, *PipeFacets, *PipeRunningStats:
+		*PipeFieldNames, *PipeFieldValues, *PipeFacets, *PipeRunningStats, *PipeUnion:
 		return true
 	}
 	return false
@@ -524,6 +529,14 @@ func pipeNeeds(p Pipe, after fieldSet) fieldSet {
 		return in
 	case *PipeRunningStats:
 		return p.needs(after)
+	case *PipeJoin:
+		in = after
+		for _, f := range p.By {
+			in.add(f)
+		}
+		return in
+	case *PipeUnion:
+		return after
 	}
 	return allFields()
 }

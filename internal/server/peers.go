@@ -74,13 +74,17 @@ func (s *Server) runPeers(ctx context.Context, a *selectArgs, q *query.Query, si
 			putPartialBuf(b)
 		}
 	}()
-	form := url.Values{"query": {rp.Remote.String()}}.Encode()
+	form := url.Values{"query": {rp.Remote.String()}}
+	if !rp.Partial {
+		form.Set(emptyRowsArg, "1")
+	}
+	formText := form.Encode()
 	peers := s.cfg.SelectPeers
 	errs := make([]error, len(peers))
 	var wg sync.WaitGroup
 	for i, peer := range peers {
 		ask := func() {
-			errs[i] = s.askPeer(ctx, peer, path, form, &a.tenant, func(body io.Reader) error {
+			errs[i] = s.askPeer(ctx, peer, path, formText, &a.tenant, func(body io.Reader) error {
 				if !rp.Partial {
 					// Rows are pushed as they come: the merge keeps
 					// what the pipes after need, not every peer's rows.
@@ -210,6 +214,11 @@ func (s *Server) handlePartial(ctx context.Context, w http.ResponseWriter, r *ht
 	// grow to by copying.
 	buf := partialBufs.Get().(*bytes.Buffer)
 	defer putPartialBuf(buf)
+	// A front sends its subqueries' results written out; a query sent
+	// by hand may still have subqueries, run here over this node alone.
+	if err := s.resolveSubqueries(ctx, a, a.q); err != nil {
+		return err
+	}
 	snap, err := segment.OpenSnapshot(s.cfg.DataDir, a.tenant)
 	if err != nil {
 		return &httpError{http.StatusInternalServerError, fmt.Errorf("cannot read the data directory: %w", err)}

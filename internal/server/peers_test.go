@@ -70,6 +70,12 @@ func TestSelectPeers(t *testing.T) {
 		{path: "/select/logsql/query", args: []string{"query", `* | uniq by (method) | sort by (method)`}},
 		{path: "/select/logsql/query", args: []string{"query", `* | top 3 by (service)`}},
 		{path: "/select/logsql/query", args: []string{"query", `* | stats count() n`}, hdr: []string{"AccountID", "3", "ProjectID", "4"}},
+		// Subqueries run over every node, and the nodes are sent their
+		// results.
+		{path: "/select/logsql/query", args: []string{"query", `level:error | join by (service) (status:>=500 | stats by (service) count() e) inner | stats by (service, e) count() n | sort by (service)`}},
+		{path: "/select/logsql/query", args: []string{"query", `* | fields nosuch | uniq by (nosuch) with hits`}},
+		{path: "/select/logsql/query", args: []string{"query", `error | fields nosuch | stats count() n`}},
+		{path: "/select/logsql/query", args: []string{"query", `service:in(status:>=500 level:warn | fields service) | stats by (service) count() n | union (level:error | stats count() errors) | sort by (service)`}},
 		{path: "/select/logsql/hits", args: []string{"query", "*", "step", "1h", "start", tr, "end", "2026-01-03T00:00:00Z"}},
 		{path: "/select/logsql/stats_query", args: []string{"query", "* | stats by (level) count() n", "time", "2026-01-03T00:00:00Z"}},
 		{path: "/select/logsql/stats_query_range", args: []string{"query", "* | stats by (level) count() n", "start", tr, "end", "2026-01-03T00:00:00Z", "step", "6h"}},

@@ -468,6 +468,9 @@ func writeSelectHeaders(h http.Header, a *selectArgs, contentType string) {
 // result rows to sink. Each run reads a new snapshot, so it sees every
 // line acknowledged before it began.
 func (s *Server) run(ctx context.Context, a *selectArgs, q *query.Query, sink query.Sink) (query.Stats, error) {
+	if err := s.resolveSubqueries(ctx, a, q); err != nil {
+		return query.Stats{}, err
+	}
 	if len(s.cfg.SelectPeers) > 0 {
 		return s.runPeers(ctx, a, q, sink)
 	}
@@ -476,6 +479,25 @@ func (s *Server) run(ctx context.Context, a *selectArgs, q *query.Query, sink qu
 		return query.Stats{}, &httpError{http.StatusInternalServerError, fmt.Errorf("cannot read the data directory: %w", err)}
 	}
 	return s.runSnapshot(ctx, a, q, snap, sink)
+}
+
+// resolveSubqueries runs q's subqueries (join, union, in(...)), each as a
+// query of its own over the tenant's logs (with the request's time range
+// and extra filters, which q's subqueries were given), and puts their
+// results in q; over --select-peers, they run on every node, and nodes are
+// sent q with the results written out.
+func (s *Server) resolveSubqueries(ctx context.Context, a *selectArgs, q *query.Query) error {
+	if !q.HasSubqueries() {
+		return nil
+	}
+	err := query.ResolveSubqueries(ctx, q, s.cfg.QueryMemory, func(ctx context.Context, sub *query.Query, sink query.Sink) error {
+		_, err := s.run(ctx, a, sub, sink)
+		return err
+	})
+	if err != nil && errors.Is(err, query.ErrMemoryLimit) {
+		return &httpError{http.StatusUnprocessableEntity, fmt.Errorf("%w (spate serve --query-memory)", err)}
+	}
+	return err
 }
 
 // runSnapshot is run over the snapshot snap, which it closes.
@@ -537,6 +559,11 @@ func (s *Server) runSnapshotOpts(ctx context.Context, a *selectArgs, q *query.Qu
 
 // errClientGone stops a query whose answer can no longer be written.
 var errClientGone = errors.New("cannot write the answer: the client went away")
+
+// emptyRowsArg=1 asks /select/logsql/query for the rows that have no
+// non-empty field too ("{}"), which it leaves out otherwise: a spate front
+// asks its peers for them (runPeers), since they count in what it merges.
+const emptyRowsArg = "spate_empty_rows"
 
 // sinkFunc adapts a function to query.Sink.
 type sinkFunc func(r *query.Row) error
@@ -614,7 +641,8 @@ func (s *Server) handleQuery(ctx context.Context, w http.ResponseWriter, r *http
 	}
 	var buf []byte
 	var fields []query.Field
-	_, err = s.run(ctx, a, a.q, sinkFunc(func(row *query.Row) error {
+	emptyRows := r.FormValue(emptyRowsArg) == "1"
+	var sink query.Sink = sinkFunc(func(row *query.Row) error {
 		begin()
 		if format == "csv" {
 			buf = buf[:0]
@@ -631,12 +659,19 @@ func (s *Server) handleQuery(ctx context.Context, w http.ResponseWriter, r *http
 				slices.SortFunc(fields, func(x, y query.Field) int { return strings.Compare(x.Name, y.Name) })
 			}
 			buf = appendJSONRow(buf[:0], fields)
+			if len(buf) == 0 && emptyRows {
+				buf = append(buf, "{}\n"...)
+			}
 		}
 		if _, err := bw.Write(buf); err != nil {
 			return errClientGone
 		}
 		return nil
-	}))
+	})
+	if emptyRows {
+		sink = query.WithEmptyRows(sink)
+	}
+	_, err = s.run(ctx, a, a.q, sink)
 	if err != nil {
 		if started {
 			bw.Flush()

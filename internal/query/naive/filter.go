@@ -51,14 +51,22 @@ func (ev *evaluator) match(f query.Filter, r row) bool {
 		}
 		return matchPrefix(v, prefix)
 	case *query.FilterContainsAny:
-		for _, p := range f.Phrases {
+		phrases := f.Phrases
+		if f.Sub != nil {
+			phrases = ev.subqueryValues(f.Sub, f.SubField)
+		}
+		for _, p := range phrases {
 			if matchPhrase(r[f.Field], p) {
 				return true
 			}
 		}
 		return false
 	case *query.FilterContainsAll:
-		for _, p := range f.Phrases {
+		phrases := f.Phrases
+		if f.Sub != nil {
+			phrases = ev.subqueryValues(f.Sub, f.SubField)
+		}
+		for _, p := range phrases {
 			if !matchPhrase(r[f.Field], p) {
 				return false
 			}
@@ -75,7 +83,11 @@ func (ev *evaluator) match(f query.Filter, r row) bool {
 		return equalValues(v, f.Value)
 	case *query.FilterIn:
 		v := r[f.Field]
-		for _, want := range f.Values {
+		values := f.Values
+		if f.Sub != nil {
+			values = ev.subqueryValues(f.Sub, f.SubField)
+		}
+		for _, want := range values {
 			if equalValues(v, want) {
 				return true
 			}

@@ -34,6 +34,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -108,7 +109,29 @@ func parseLines(lines []string, opts Options) []row {
 // run evaluates q over parsed logs. It leaves logs alone: the rows passing
 // the filter are copied before the pipes (which modify rows) see them.
 func run(q *query.Query, logs []row, opts Options) ([]map[string]string, error) {
-	ev := &evaluator{opts: opts, regexps: make(map[string]*regexp.Regexp)}
+	rows, err := runRows(q, logs, opts)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]map[string]string, 0, len(rows))
+	for _, r := range rows {
+		m := make(map[string]string, len(r))
+		for k, v := range r {
+			if v != "" {
+				m[k] = v
+			}
+		}
+		if len(m) > 0 {
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
+// runRows is run without the last step: its rows include those with no
+// field, which a subquery's values and rows include.
+func runRows(q *query.Query, logs []row, opts Options) ([]row, error) {
+	ev := &evaluator{opts: opts, regexps: make(map[string]*regexp.Regexp), logs: logs}
 	ev.timeMin, ev.timeMax, ev.hasTimeRange = topLevelTimeRange(q.Filter)
 
 	var rows []row
@@ -137,20 +160,36 @@ func run(q *query.Query, logs []row, opts Options) ([]map[string]string, error) 
 			return nil, fmt.Errorf("cannot apply pipe %q: %w", p.String(), err)
 		}
 	}
+	return rows, nil
+}
 
-	out := make([]map[string]string, 0, len(rows))
-	for _, r := range rows {
-		m := make(map[string]string, len(r))
-		for k, v := range r {
-			if v != "" {
-				m[k] = v
-			}
-		}
-		if len(m) > 0 {
-			out = append(out, m)
+// subquery runs q, a subquery, over the same logs, and returns its rows
+// (with those that have no field).
+func (ev *evaluator) subquery(q *query.Query) []row {
+	rows, err := runRows(q, ev.logs, ev.opts)
+	if err != nil && ev.err == nil {
+		ev.err = fmt.Errorf("subquery [%s]: %w", q, err)
+	}
+	return rows
+}
+
+// subqueryValues returns the distinct values of field in q's rows, "" for
+// a row without it; computed once per subquery.
+func (ev *evaluator) subqueryValues(q *query.Query, field string) []string {
+	if vals, ok := ev.subValues[q]; ok {
+		return vals
+	}
+	var vals []string
+	for _, r := range ev.subquery(q) {
+		if !slices.Contains(vals, r[field]) {
+			vals = append(vals, r[field])
 		}
 	}
-	return out, nil
+	if ev.subValues == nil {
+		ev.subValues = make(map[*query.Query][]string)
+	}
+	ev.subValues[q] = vals
+	return vals
 }
 
 // evaluator holds what one Run needs across rows: options, compiled
@@ -163,6 +202,11 @@ type evaluator struct {
 
 	hasTimeRange     bool
 	timeMin, timeMax int64
+
+	// logs are the logs the query runs over, which its subqueries read
+	// too; subValues caches subqueryValues.
+	logs      []row
+	subValues map[*query.Query][]string
 }
 
 // regexp returns the compiled expr, recording a compile error in ev.err.

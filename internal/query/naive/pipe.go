@@ -71,6 +71,11 @@ func (ev *evaluator) applyPipe(p query.Pipe, rows []row, first bool) ([]row, err
 			return nil, nil
 		}
 		return rows[p.N:], nil
+	case *query.PipeJoin:
+		return ev.applyJoin(p, rows), nil
+	case *query.PipeUnion:
+		right := ev.literalOrSubquery(p.Rows, p.Query)
+		return append(rows, right...), nil
 	case *query.PipeRunningStats:
 		return applyRunningStats(p, rows), nil
 	case *query.PipeSort:
@@ -520,4 +525,61 @@ func decimalNumber(s string) (float64, bool) {
 		x = -x
 	}
 	return x, true
+}
+
+// literalOrSubquery returns the rows of a join or union: the subquery's,
+// or those written out.
+func (ev *evaluator) literalOrSubquery(lit query.RowsLiteral, q *query.Query) []row {
+	if q != nil {
+		return ev.subquery(q)
+	}
+	var rows []row
+	for _, fields := range lit {
+		r := row{}
+		for _, f := range fields {
+			r.set(f.Name, f.Value)
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+// applyJoin is join: each row once per row of the right side with the same
+// by-values (a missing one is ""), given that row's other fields (names
+// prefixed) where its own are empty; a row without a match as it is, or
+// not at all with inner.
+func (ev *evaluator) applyJoin(p *query.PipeJoin, rows []row) []row {
+	right := ev.literalOrSubquery(p.Rows, p.Query)
+	same := func(a, b row) bool {
+		for _, f := range p.By {
+			if a[f] != b[f] {
+				return false
+			}
+		}
+		return true
+	}
+	var out []row
+	for _, r := range rows {
+		matched := false
+		for _, rr := range right {
+			if !same(r, rr) {
+				continue
+			}
+			matched = true
+			c := r.clone()
+			for name, v := range rr {
+				if slices.Contains(p.By, name) {
+					continue
+				}
+				if c[p.Prefix+name] == "" {
+					c.set(p.Prefix+name, v)
+				}
+			}
+			out = append(out, c)
+		}
+		if !matched && !p.Inner {
+			out = append(out, r)
+		}
+	}
+	return out
 }
