@@ -150,8 +150,11 @@ shows the bytes spilled.
 Supported filters: word, "phrase", prefix*, ~"regexp", ="exact", ="prefix"*,
 in(), contains_any(), contains_all(), seq(), i(), comparisons (>, >=, <, <=),
 range(), len_range(), string_range(), ipv4_range(), ipv6_range(),
-eq_field(), le_field(), lt_field(), f:"" (empty), f:* (any), _time:
-(relative or absolute), stream
+eq_field(), le_field(), lt_field(), contains_common_case(),
+equals_common_case(), json_array_contains_any(), pattern_match() (and
+_full, _prefix, _suffix: <N> <UUID> <IP4> <TIME> <DATE> <DATETIME> <W>),
+f:"" (empty), f:* (any), _time: (relative or absolute; day_range[08:00,
+18:00) and week_range[Mon, Fri], offset D or the local zone), stream
 filters {app="x", env=~"prod.*" or zone in(a, b)} (also as _stream:{...};
 =, !=, =~ and !~ match whole values, as in VictoriaLogs) over the _stream
 field that spate serve writes with _stream_fields (a log without one is in

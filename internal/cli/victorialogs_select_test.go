@@ -59,6 +59,10 @@ const oddNumberLines = `{"_time":"2026-01-02T00:00:01Z","_msg":"a","v":"0x1F","w
 {"_time":"2026-01-02T00:00:19Z","_msg":"s","ip6":"2001:db8::1"}
 {"_time":"2026-01-02T00:00:20Z","_msg":"t","ip6":"2001:db9::1"}
 {"_time":"2026-01-02T00:00:21Z","_msg":"u","ip6":"::1"}
+{"_time":"2026-01-02T00:00:22Z","_msg":"v","cc":"Error happened","arr":["a","b c",1,null],"pm":"took 123ms at 2025-12-20"}
+{"_time":"2026-01-02T00:00:23Z","_msg":"w","cc":"eRROR x","arr":"[\"\\u00e9\", 1.2.3, true]","pm":"ip 10.0.0.1 uuid 2edfed59-3e98-4073-bbb2-28d321ca71a7"}
+{"_time":"2026-01-02T00:00:24Z","_msg":"x","cc":"ERRORS","arr":"[\"é\",]","pm":"dt 2025-10-20T10:20:30Z end 10:20:30,5"}
+{"_time":"2026-01-02T00:00:25Z","_msg":"y","cc":"foo-Error-bar","arr":"[\"é\", {\"a\":[1]}]","pm":"email: foo@bar.com, 'q' x"}
 `
 
 // selectOracle sends the same request to VictoriaLogs and to spate serve.
@@ -485,6 +489,13 @@ func TestVictoriaLogsSelectOracle(t *testing.T) {
 				"query/in-subquery-empty": `cause:in(level:error | fields cause) | stats by (level) count() n`,
 				"query/contains-subquery": `_msg:contains_any(level:error cause:* | uniq by (cause)) | stats by (level) count() n`,
 				"query/nested-subquery":   `level:warn | join by (service) (service:in(level:error | fields service) | stats by (service) count() all) inner | stats by (service) count() n, max(all) a`,
+				// The corpus spans Wednesday 2025-12-31 to Sunday 2026-01-04.
+				"query/day-range":         `_time:day_range[01:00, 12:00) | stats count() n`,
+				"query/day-range-offset":  `_time:day_range[23:30, 23:59] offset -30m | stats by (level) count() n`,
+				"query/day-range-pipe":    `* | fields _time, level | filter _time:day_range[00:00, 01:00] | stats count() n`,
+				"query/week-range":        `_time:week_range[Mon, Fri] | stats by (level) count() n`,
+				"query/week-range-offset": `_time:week_range(Fri, Sat] offset -3h | stats count() n`,
+				"query/week-range-sunday": `_time:week_range[Sun, Sun] | stats count() n`,
 			} {
 				o.check(t, name, post("/select/logsql/query", "query", q), sameRows(false, nil))
 			}
@@ -532,6 +543,15 @@ func TestVictoriaLogsSelectOracle(t *testing.T) {
 				`n:range(-inf, inf) | fields _msg`,
 				`n:>0 | fields _msg`,
 				`_msg:n | math a % 7 as m, b % 7 as m2, c % 7 as m4, 7 % 0 as z | fields m, m2, m4, z`,
+				`cc:contains_common_case(Error) | fields _msg`,
+				`cc:equals_common_case(ERRORS, "Error happened") | fields _msg`,
+				`contains_common_case("") | stats count() n`,
+				`arr:json_array_contains_any("b c", "1.2.3") | fields _msg`,
+				`arr:json_array_contains_any(é, null, true) | fields _msg`,
+				`pm:pattern_match("<N>ms at <DATE>") | fields _msg`,
+				`pm:pattern_match_full("ip <IP4> uuid <UUID>") OR pm:pattern_match_suffix("end <TIME>") | fields _msg`,
+				`pm:pattern_match_prefix("dt <DATETIME>") OR pm:pattern_match("<W>@<W>.<W>") | fields _msg`,
+				`NOT pm:pattern_match("<N>") | fields _msg`,
 			} {
 				o.check(t, fmt.Sprintf("query/numbers-%d", i), tenant70(post("/select/logsql/query", "query", q)), sameRows(strings.Contains(q, "sort"), nil))
 			}

@@ -414,7 +414,7 @@ type colFast struct {
 }
 
 // timeOnlyAtTop reports whether every _time filter in f is one of its
-// top-level conjuncts.
+// top-level conjuncts, and none is a day_range or week_range.
 func timeOnlyAtTop(f Filter) bool {
 	top := 0
 	for _, c := range topConjuncts(f) {
@@ -424,8 +424,9 @@ func timeOnlyAtTop(f Filter) bool {
 	}
 	all := 0
 	walkFilter(f, func(f Filter) {
-		if _, ok := f.(*FilterTime); ok {
-			all++
+		switch f.(type) {
+		case *FilterTime, *FilterDayRange, *FilterWeekRange:
+			all++ // any reader of the time
 		}
 	})
 	return top == all

@@ -50,6 +50,13 @@ var edgeLines = []string{
 	`{"ts":"2026-01-01T00:00:23Z","msg":"n10","v":"1h30m","w":"-inf"}`,
 	`{"ts":"2026-01-01T00:00:24Z","msg":"n11","v":"5us","w":"5µs"}`,
 	`{"ts":"2026-01-01T00:00:25Z","msg":"n12","v":"2001:db8::1","w":"::1"}`,
+	// Case spellings, JSON arrays (nested and as text, fastjson's lenient
+	// numbers), collapse_nums patterns (one behind an escape), times of day
+	// and weekdays (one before 1970).
+	`{"ts":"2026-01-03T08:30:00Z","msg":"c1 Error ERROR","cc":"eRROR x","arr":["a","b c",1,null,{"k":"a"}],"pm":"took 123ms at 2025-12-20"}`,
+	`{"ts":"2026-01-04T18:00:00Z","msg":"c2","cc":"Errors","arr":"[\"\\u00e9\", 1.2.3, \"x\\ny\"]","pm":"ip 10.0.0.1 uuid 2edfed59-3e98-4073-bbb2-28d321ca71a7"}`,
+	`{"ts":"1969-12-31T00:00:00Z","msg":"c3","cc":"ϴ","arr":"[\"é\",]","pm":"dt 2025-10-20T10:20:30Z end 10:20:30,5"}`,
+	`{"ts":"2026-01-05T23:59:59.5Z","msg":"c4","cc":"ERRORS","arr":"[\"é\"]","pm":"t\u006fok 5ms"}`,
 }
 
 var edgeQueries = []string{
@@ -113,6 +120,23 @@ var edgeQueries = []string{
 	`v:ipv6_range(::ffff:10.0.0.0/104) | fields _time`,
 	`v:ipv6_range("2001:db8::", "2001:db9::") | fields _time`,
 	`v:ipv4_range(10.0.0.0, 10.0.0.5) OR v:ipv4_range(10.0.0.1) | fields _time`,
+	`cc:contains_common_case(Error) | fields _time`,
+	`contains_common_case(error, ϴ) | fields _time`,
+	`cc:equals_common_case(ϴ) OR cc:equals_common_case(Errors) | fields _time`,
+	`cc:contains_common_case("") | stats count() n`,
+	`arr:json_array_contains_any(a, "1.2.3") | fields _time`,
+	`arr:json_array_contains_any(null, "x\ny", é) | fields _time`,
+	`pm:pattern_match("took <N>ms") | fields _time`,
+	`pm:pattern_match_full("ip <IP4> uuid <UUID>") OR pm:pattern_match_suffix("end <TIME>") | fields _time`,
+	`pm:pattern_match_prefix("dt <DATETIME>") | fields _time`,
+	`NOT pm:pattern_match("<N>") | fields _time`,
+	`_time:day_range[08:00, 18:00) | fields _time`,
+	`_time:day_range[00:00, 08:30] offset 1h | fields _time`,
+	`_time:day_range[00:00, 24:00] | stats count() n`,
+	`_time:week_range[Sat, Sun) | stats count() n`,
+	`_time:week_range[Sun, Sat] | stats count() n`,
+	`_time:week_range[Mon, Wed] offset -1h | fields _time`,
+	`* | filter _time:week_range[Thu, Sun] | fields _time`,
 	`w:string_range(a, y) | fields _time, w`,
 	`v:eq_field(w) | fields _time`,
 	`msg:eq_field(msg) | stats count() n`,
@@ -171,8 +195,8 @@ func TestEdgeLines(t *testing.T) {
 		compareNaive(t, path, text, 64, func(workers int, st query.Stats) {
 			if text == `* | stats by (level) count() n` {
 				// Every line was parsed: the counts are exact.
-				if st.BadLines != 2 || st.PlainLines != 2 || st.Lines != 27 {
-					t.Errorf("stats: %d bad, %d plain, %d lines; want 2 bad (truncated, invalid UTF-8), 2 plain (text, spaces), 27 lines", st.BadLines, st.PlainLines, st.Lines)
+				if st.BadLines != 2 || st.PlainLines != 2 || st.Lines != 31 {
+					t.Errorf("stats: %d bad, %d plain, %d lines; want 2 bad (truncated, invalid UTF-8), 2 plain (text, spaces), 31 lines", st.BadLines, st.PlainLines, st.Lines)
 				}
 			}
 		})

@@ -102,6 +102,16 @@ func compileFilter(f Filter) (matcher, error) {
 		return &matchIPv6Range{f: *f}, nil
 	case *FilterFieldCompare:
 		return &matchFieldCompare{f: *f}, nil
+	case *FilterCommonCase:
+		return newMatchCommonCase(f), nil
+	case *FilterJSONArrayContainsAny:
+		return newMatchJSONArrayAny(f), nil
+	case *FilterPatternMatch:
+		return &matchPatternMatch{field: f.Field, m: newPatternMatcher(f.Pattern, f.Func)}, nil
+	case *FilterDayRange:
+		return &matchDayRange{f: *f}, nil
+	case *FilterWeekRange:
+		return &matchWeekRange{f: *f}, nil
 	case *FilterTime:
 		return &matchTime{min: f.Min, max: f.Max}, nil
 	case *FilterStream:

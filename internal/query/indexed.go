@@ -423,6 +423,12 @@ func requiredTokens(f Filter) []tokenReq {
 			for _, v := range f.Values {
 				alts = append(alts, segindex.AppendTokenHashes(nil, v))
 			}
+		case *FilterCommonCase:
+			// contains_any or in() of the spellings.
+			field = f.Field
+			for _, v := range f.Values {
+				alts = append(alts, segindex.AppendTokenHashes(nil, v))
+			}
 		}
 		if field == "" || strings.HasSuffix(field, "*") || !segindex.HasBloom(field) || len(alts) == 0 ||
 			slices.ContainsFunc(alts, func(hs []uint64) bool { return len(hs) == 0 }) {

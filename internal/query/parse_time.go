@@ -41,7 +41,7 @@ func (p *parser) parseTimeFilter() (Filter, error) {
 	case p.atEOF():
 		return nil, p.errorf(p.cur().pos, "missing value after '_time:'")
 	case p.isKw("day_range", "week_range"):
-		return nil, p.unsupportedFilter(p.cur().pos, "_time:"+strings.ToLower(p.cur().text))
+		return p.parseDayWeekRange()
 	case p.isKw("offset"):
 		// "_time:offset 1h" is every row older than now-1h.
 		off, offText, err := p.parseTimeOffset()

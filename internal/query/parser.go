@@ -75,6 +75,9 @@ type parser struct {
 	i    int
 	// now is the time passed to Parse, in Unix nanoseconds.
 	now int64
+	// zoneOffset is the offset of now's zone from UTC, in nanoseconds:
+	// the default offset of day_range and week_range.
+	zoneOffset int64
 	// depth counts the nesting of filters and math operands; see enter.
 	depth int
 }
@@ -97,7 +100,8 @@ func (p *parser) enter(pos int) error {
 func (p *parser) leave() { p.depth-- }
 
 func newParser(s string, now time.Time) *parser {
-	return &parser{src: s, toks: lexQuery(s), now: now.UnixNano()}
+	_, zone := now.Zone()
+	return &parser{src: s, toks: lexQuery(s), now: now.UnixNano(), zoneOffset: int64(zone) * int64(time.Second)}
 }
 
 // cur returns the current token; at the end it is the lexEOF token.
@@ -315,17 +319,17 @@ var (
 		"rate_sum", "row_any", "stddev",
 	}
 	supportedFilterFuncs = []string{
-		"contains_all", "contains_any", "eq_field", "exact", "i", "in", "ipv4_range", "ipv6_range", "le_field",
-		"len_range", "lt_field", "range", "re", "seq", "string_range",
+		"contains_all", "contains_any", "contains_common_case", "eq_field", "equals_common_case",
+		"exact", "i", "in", "ipv4_range", "ipv6_range", "json_array_contains_any", "le_field",
+		"len_range", "lt_field", "pattern_match", "pattern_match_full", "pattern_match_prefix",
+		"pattern_match_suffix", "range", "re", "seq", "string_range",
 	}
-	unsupportedFilterFuncs = []string{
-		"contains_common_case", "equals_common_case",
-		"json_array_contains_any", "pattern_match",
-		"pattern_match_full", "pattern_match_prefix", "pattern_match_suffix",
-		"value_type",
-	}
-	supportedMathFuncs   = []string{"abs", "ceil", "exp", "floor", "ln", "max", "min", "round"}
-	unsupportedMathFuncs = []string{"now", "rand"}
+	// value_type matches the encoding VictoriaLogs chose for a column in a
+	// storage block (const, dict, uint8, ...), which depends on the other
+	// rows stored in that block: see docs/query.md.
+	unsupportedFilterFuncs = []string{"value_type"}
+	supportedMathFuncs     = []string{"abs", "ceil", "exp", "floor", "ln", "max", "min", "round"}
+	unsupportedMathFuncs   = []string{"now", "rand"}
 )
 
 // isPipeName reports whether s names a VictoriaLogs pipe.

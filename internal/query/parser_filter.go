@@ -387,6 +387,25 @@ func (p *parser) parseFilterFunc(field, name string) (Filter, error) {
 		}
 		return f, nil
 	}
+	if wildcard {
+		// As in VictoriaLogs, whose wildcard arguments are those above.
+		return nil, p.errorHint(namePos, `write "*" for the text *`, "%s() takes no unquoted '*'", name)
+	}
+	switch name {
+	case "contains_common_case", "equals_common_case":
+		f, msg := newFilterCommonCase(field, args, name == "equals_common_case")
+		if f == nil {
+			return nil, p.errorf(namePos, "%s", msg)
+		}
+		return f, nil
+	case "json_array_contains_any":
+		return &FilterJSONArrayContainsAny{Field: field, Values: args}, nil
+	case "pattern_match", "pattern_match_full", "pattern_match_prefix", "pattern_match_suffix":
+		if len(args) != 1 {
+			return nil, p.errorHint(namePos, "write "+name+"(\"<N> ms\")", "%s() needs exactly one argument, the pattern; got %d", name, len(args))
+		}
+		return &FilterPatternMatch{Field: field, Func: name, Pattern: args[0]}, nil
+	}
 	panic("BUG: unexpected filter function " + name)
 }
 

@@ -585,7 +585,7 @@ func filterNeeds(f Filter, in *fieldSet, needTime *bool) {
 		}
 	case *FilterNot:
 		filterNeeds(f.Filter, in, needTime)
-	case *FilterTime:
+	case *FilterTime, *FilterDayRange, *FilterWeekRange:
 		*needTime = true
 	case *FilterStream:
 		in.add("_stream")
@@ -635,6 +635,12 @@ func filterField(f Filter) (field string, ok bool) {
 		return f.Field, true
 	case *FilterIPv6Range:
 		return f.Field, true
+	case *FilterCommonCase:
+		return f.Field, true
+	case *FilterJSONArrayContainsAny:
+		return f.Field, true
+	case *FilterPatternMatch:
+		return f.Field, true
 	}
 	return "", false
 }
@@ -683,6 +689,9 @@ func requiredLiteral(f Filter) string {
 		if l, ok := regexpLiteral(f.Expr); ok {
 			return usableLiteral(f.Field, l)
 		}
+	case *FilterPatternMatch:
+		// Every text between the placeholders is in a matching value.
+		return usableLiteral(f.Field, newPatternMatcher(f.Pattern, f.Func).longestText())
 	case *FilterStream:
 		// A line in the stream has the tag's value in its _stream field,
 		// as written when quoting leaves it alone: printable ASCII but '"'

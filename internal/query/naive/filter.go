@@ -171,6 +171,17 @@ func (ev *evaluator) match(f query.Filter, r row) bool {
 		ev.fail(fmt.Errorf("unknown field comparison %q", f.Op))
 		return false
 
+	case *query.FilterCommonCase:
+		return matchCommonCase(f, r[f.Field])
+	case *query.FilterJSONArrayContainsAny:
+		return matchJSONArrayContainsAny(f, r[f.Field])
+	case *query.FilterPatternMatch:
+		return matchPatternFilter(f, r[f.Field])
+	case *query.FilterDayRange:
+		return matchDayRange(f, r)
+	case *query.FilterWeekRange:
+		return matchWeekRange(f, r)
+
 	case *query.FilterTime:
 		ns, ok := parseTime(r["_time"])
 		return ok && ns >= f.Min && ns <= f.Max
