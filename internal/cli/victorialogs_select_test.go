@@ -65,6 +65,15 @@ const oddNumberLines = `{"_time":"2026-01-02T00:00:01Z","_msg":"a","v":"0x1F","w
 {"_time":"2026-01-02T00:00:25Z","_msg":"y","cc":"foo-Error-bar","arr":"[\"é\", {\"a\":[1]}]","pm":"email: foo@bar.com, 'q' x"}
 `
 
+// rowPipeLines (tenant 7:1) are for the pipes that change rows one by one:
+// color sequences, JSON arrays in strings as fastjson reads them (lenient
+// numbers and escapes, null as "null", a trailing comma refused), fields
+// that share a prefix.
+const rowPipeLines = `{"_time":"2026-01-02T00:00:22Z","_msg":"\u001b[31mred\u001b[0m v","arr":"[\"x\", null, 1.50, {\"k\" : \"v\\\"\"}, [1, 2], true]","za":"a1","zb":"b1"}
+{"_time":"2026-01-02T00:00:23Z","_msg":"w","arr":"[+1, 1.2.3, -Inf, nan, \"a\\q\\u0041\\ud83d\"]","zb":"b2"}
+{"_time":"2026-01-02T00:00:24Z","_msg":"x","arr":"[1,2,]","za":"a3"}
+`
+
 // selectOracle sends the same request to VictoriaLogs and to spate serve.
 type selectOracle struct {
 	vl, sp string
@@ -405,6 +414,7 @@ func TestVictoriaLogsSelectOracle(t *testing.T) {
 		vlPost(t, base, streams, oracleGenLines(300, []string{"api", "web", "worker"}, "generated"))
 		vlPost(t, base, streams, oracleGenLines(7, []string{"solo"}, "tenanted"), "AccountID", "3", "ProjectID", "4")
 		vlPost(t, base, "", []byte(oddNumberLines), "AccountID", "7", "ProjectID", "0")
+		vlPost(t, base, "", []byte(rowPipeLines), "AccountID", "7", "ProjectID", "1")
 	}
 	forceFlush(t, o.vl)
 
@@ -412,6 +422,7 @@ func TestVictoriaLogsSelectOracle(t *testing.T) {
 	post := func(path string, kv ...string) selectReq { return selectReq{http.MethodPost, path, argsOf(kv...), nil} }
 	tenant34 := func(r selectReq) selectReq { r.hdr = []string{"AccountID", "3", "ProjectID", "4"}; return r }
 	tenant70 := func(r selectReq) selectReq { r.hdr = []string{"AccountID", "7", "ProjectID", "0"}; return r }
+	tenant71 := func(r selectReq) selectReq { r.hdr = []string{"AccountID", "7", "ProjectID", "1"}; return r }
 
 	// Every comparison runs twice: on the segments as written (plain,
 	// read line by line), then after a restart has sealed, compressed and
@@ -473,6 +484,10 @@ func TestVictoriaLogsSelectOracle(t *testing.T) {
 				"query/pack-json-fields":  `level:error | pack_json fields (service, http*, cause) as p | fields _time, p`,
 				"query/pack-logfmt":       `level:error | pack_logfmt fields (level, service, _msg) as p | fields _time, p`,
 				"query/last":              `level:error | last 2 by (latency_ms) | fields latency_ms`,
+				"query/coalesce":          `* | coalesce(cause, http.ua, service) default none as c | stats by (c) count() n`,
+				"query/coalesce-msg":      `level:error | coalesce(cause, nosuch) | fields _time, _msg`,
+				"query/hash":              `level:error | hash(trace_id) as h | fields _time, h`,
+				"query/hash-stats":        `* | hash(user_id) h | stats count_uniq(h) n, max(h) m`,
 				"query/sum-exponent":      `level:info latency_ms:~"e" | stats sum(latency_ms) s`,
 				"query/by-sum-exponent":   `level:info latency_ms:~"e" | stats by (level) sum(latency_ms) s`,
 				"query/first-partition":   `level:warn | first 1 by (latency_ms) partition by (service, method) rank | fields rank, service, method, latency_ms`,
@@ -554,6 +569,15 @@ func TestVictoriaLogsSelectOracle(t *testing.T) {
 				`NOT pm:pattern_match("<N>") | fields _msg`,
 			} {
 				o.check(t, fmt.Sprintf("query/numbers-%d", i), tenant70(post("/select/logsql/query", "query", q)), sameRows(strings.Contains(q, "sort"), nil))
+			}
+			// Pipes that change rows one by one (tenant 7:1).
+			for i, q := range []string{
+				`* | coalesce(z*, nosuch) default none as c | fields _msg, c`,
+				`* | decolorize | json_array_len(arr) as n | json_array_concat ", " from arr as c | fields _msg, n, c`,
+				`* | unroll (arr) | fields _msg, arr`,
+				`* | json_array_concat from arr as arr | hash(arr) as h | fields _msg, h`,
+			} {
+				o.check(t, fmt.Sprintf("query/row-pipes-%d", i), tenant71(post("/select/logsql/query", "query", q)), sameRows(false, nil))
 			}
 			// Without _time the rows limit keeps are any: count them only.
 			r := get("/select/logsql/query", "query", "level:error | stats by (service) count() n", "limit", "3")

@@ -114,7 +114,16 @@ func keepsTime(p Pipe) bool {
 		return t.Result != "_time"
 	case *PipeRunningStats:
 		return !slices.ContainsFunc(t.Funcs, func(f RunningFunc) bool { return f.Result == "_time" })
-	case *PipeFilter, *PipeExtract, *PipeExtractRegexp, *PipeUnpack, *PipeMath, *PipeUnroll, *PipeDropEmptyFields:
+	case *PipeCoalesce:
+		return t.Result != "_time"
+	case *PipeHash:
+		return t.Result != "_time"
+	case *PipeJSONArrayLen:
+		return t.Result != "_time"
+	case *PipeJSONArrayConcat:
+		return t.Result != "_time"
+	case *PipeFilter, *PipeExtract, *PipeExtractRegexp, *PipeUnpack, *PipeMath, *PipeUnroll, *PipeDropEmptyFields,
+		*PipeDecolorize: // as VictoriaLogs says, even for decolorize _time
 		return true
 	}
 	return false
@@ -130,7 +139,8 @@ func (q *Query) CanLiveTail() bool {
 		switch p.(type) {
 		case *PipeFields, *PipeDelete, *PipeRename, *PipeCopy, *PipeFilter, *PipeExtract,
 			*PipeExtractRegexp, *PipeUnpack, *PipeMath, *PipeFormat, *PipeLen, *PipeUnroll,
-			*PipeReplace, *PipeDropEmptyFields, *PipePack:
+			*PipeReplace, *PipeDropEmptyFields, *PipePack, *PipeCoalesce, *PipeDecolorize, *PipeHash,
+			*PipeJSONArrayLen, *PipeJSONArrayConcat:
 		default:
 			return false
 		}

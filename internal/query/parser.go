@@ -308,9 +308,8 @@ func canonicalField(name string) string {
 // those in getStatsFuncDefs.
 var (
 	unsupportedPipes = []string{
-		"block_stats", "blocks_count", "coalesce", "collapse_nums", "decolorize",
-		"generate_sequence", "hash", "json_array_len",
-		"query_stats",
+		"block_stats", "blocks_count", "collapse_nums",
+		"generate_sequence", "query_stats",
 		"sample", "set_stream_fields", "split", "stats_remote",
 		"stream_context", "time_add", "unpack_syslog", "unpack_words",
 	}

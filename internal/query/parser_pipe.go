@@ -36,7 +36,12 @@ func getPipeParsers() map[string]pipeParseFunc {
 
 func initPipeParsers() {
 	pipeParsers = map[string]pipeParseFunc{
+		"coalesce":          (*parser).parseCoalescePipe,
 		"copy":              (*parser).parseCopyPipe,
+		"decolorize":        (*parser).parseDecolorizePipe,
+		"hash":              (*parser).parseHashPipe,
+		"json_array_concat": (*parser).parseJSONArrayConcatPipe,
+		"json_array_len":    (*parser).parseJSONArrayLenPipe,
 		"drop_empty_fields": (*parser).parseDropEmptyFieldsPipe,
 		"first":             (*parser).parseFirstLastPipe,
 		"last":              (*parser).parseFirstLastPipe,

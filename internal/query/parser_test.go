@@ -88,6 +88,23 @@ func TestParseSuccess(t *testing.T) {
 	f(`* | pack_json`, `* | pack_json as _msg`)
 	f(`* | pack_logfmt fields (a, b*) as x`, `* | pack_logfmt fields (a, b*) as x`)
 	f(`* | pack_json fields (*) x`, `* | pack_json as x`)
+	f(`* | coalesce(a, b*) default "n/a" as c`, `* | coalesce(a, b*) default "n/a" as c`)
+	f(`* | coalesce (a)`, `* | coalesce(a) as _msg`)
+	f(`* | coalesce(a, "b c") default x`, `* | coalesce(a, "b c") default x as _msg`)
+	f(`* | decolorize`, `* | decolorize`)
+	f(`* | decolorize "my field"`, `* | decolorize "my field"`)
+	f(`* | hash(user_id) as h`, `* | hash(user_id) as h`)
+	f(`* | hash user_id h`, `* | hash(user_id) as h`)
+	f(`* | hash(_msg)`, `* | hash(_msg) as _msg`)
+	f(`* | json_array_len(tags) n`, `* | json_array_len(tags) as n`)
+	f(`* | json_array_len tags`, `* | json_array_len(tags) as _msg`)
+	f(`* | json_array_concat`, `* | json_array_concat`)
+	f(`* | json_array_concat ", "`, `* | json_array_concat ", "`)
+	f(`* | json_array_concat from tags`, `* | json_array_concat from tags`)
+	f(`* | json_array_concat tags`, `* | json_array_concat tags`)
+	f(`* | json_array_concat "|" tags t`, `* | json_array_concat "|" from tags as t`)
+	f(`* | json_array_concat as t`, `* | json_array_concat as t`)
+	f(`* | json_array_concat "from" from tags`, `* | json_array_concat "from" from tags`)
 
 	// Filters of a length, a string range, an IPv4 range, another field.
 	f(`len_range(1, 5)`, `len_range(1, 5)`)
@@ -582,6 +599,11 @@ func TestParseFailure(t *testing.T) {
 	f(`* | filter`, 11, "missing filter after")
 	f(`* | where (a`, 13, "missing ')'")
 	f(`* | len() as x`, 9, "missing field name")
+	f(`* | coalesce()`, 13, "coalesce needs at least one field")
+	f(`* | coalesce a`, 14, "missing '('")
+	f(`* | coalesce(a) as b*`, 20, "cannot be a '*' pattern")
+	f(`* | hash() as x`, 10, "missing field name")
+	f(`* | json_array_concat from`, 27, "missing field")
 
 	// Stats.
 	f(`* | stats foo()`, 11, `unknown stats function "foo"`)
@@ -820,8 +842,8 @@ func TestParseConformance(t *testing.T) {
 // replace_regexp).
 func TestPipeNames(t *testing.T) {
 	want := []string{
-		"copy", "cp", "del", "delete", "drop", "drop_empty_fields", "eval", "extract", "extract_regexp", "facets",
-		"field_names", "field_values", "fields", "filter", "first", "format", "head", "join", "keep", "last", "len",
+		"coalesce", "copy", "cp", "decolorize", "del", "delete", "drop", "drop_empty_fields", "eval", "extract", "extract_regexp", "facets",
+		"field_names", "field_values", "fields", "filter", "first", "format", "hash", "head", "join", "json_array_concat", "json_array_len", "keep", "last", "len",
 		"limit", "math", "mv", "offset", "order", "pack_json", "pack_logfmt", "rename", "replace", "replace_regexp", "rm", "running_stats", "skip", "sort", "stats",
 		"top", "total_stats", "union", "uniq", "unpack_json", "unpack_logfmt", "unroll", "where",
 	}

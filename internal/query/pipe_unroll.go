@@ -1,13 +1,5 @@
 package query
 
-import (
-	"strconv"
-	"strings"
-	"unicode/utf8"
-
-	"github.com/spate-io/spate/internal/ndjson"
-)
-
 // PipeUnroll splits JSON-array fields into one row per element: "unroll (a,
 // b)" (also "unroll by (a)").
 type PipeUnroll struct{ Fields []string }
@@ -45,7 +37,7 @@ type unrollProc struct {
 	scratch Row
 	arena   arena
 	vals    [][]string
-	it      ndjson.Iter
+	elems   []string
 }
 
 func (p *unrollProc) push(r *Row) error {
@@ -53,7 +45,7 @@ func (p *unrollProc) push(r *Row) error {
 	p.vals = p.vals[:0]
 	n := 0
 	for _, f := range p.fields {
-		vs := splitJSONArray(&p.it, &p.arena, r.Get(f))
+		vs := splitJSONArray(&p.elems, &p.arena, r.Get(f))
 		p.vals = append(p.vals, vs)
 		n = max(n, len(vs))
 	}
@@ -78,72 +70,24 @@ func (p *unrollProc) push(r *Row) error {
 
 func (p *unrollProc) flush() error { return p.next.flush() }
 
-// splitJSONArray returns the elements of a JSON array's text as values:
-// strings unquoted, other elements as their compact JSON text. A value that
-// is not a JSON array gives nil.
-func splitJSONArray(it *ndjson.Iter, a *arena, s string) []string {
-	s = strings.TrimSpace(s)
-	if len(s) < 2 || s[0] != '[' || s[len(s)-1] != ']' {
+// splitJSONArray returns the elements of a JSON array's text as values, as
+// VictoriaLogs reads them (see json_array.go): strings unquoted, other
+// elements as their compact JSON text (null is "null"). A value that is not
+// a JSON array gives nil. The values are in a or alias s.
+func splitJSONArray(elems *[]string, a *arena, s string) []string {
+	raw, _ := appendJSONArrayElems((*elems)[:0], s)
+	*elems = raw
+	if len(raw) == 0 {
 		return nil
 	}
-	// Wrap the array in an object so the line iterator can walk it.
-	wrapped := make([]byte, 0, len(s)+8)
-	wrapped = append(wrapped, `{"a":`...)
-	wrapped = append(wrapped, s...)
-	wrapped = append(wrapped, '}')
-	it.Reset(wrapped)
-	if !it.Next() || it.Kind() != ndjson.KindArray {
-		return nil
-	}
-	body := strings.TrimSpace(string(it.Value()))
-	body = body[1 : len(body)-1]
-	var out []string
-	for len(strings.TrimSpace(body)) > 0 {
-		elem, rest := nextJSONElement(body)
-		elem = strings.TrimSpace(elem)
-		if len(elem) > 0 && elem[0] == '"' {
-			if uq, err := strconv.Unquote(elem); err == nil && utf8.ValidString(uq) {
-				elem = uq
-			} else if b, err := ndjson.AppendUnescape(nil, []byte(elem[1:len(elem)-1])); err == nil {
-				elem = string(b)
-			}
-		} else if elem == "null" {
-			elem = ""
-		}
-		out = append(out, a.addString(elem))
-		body = rest
-	}
-	return out
-}
-
-// nextJSONElement splits the first element off a comma-separated list of
-// valid compact JSON values.
-func nextJSONElement(s string) (elem, rest string) {
-	depth := 0
-	inStr := false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if inStr {
-			switch c {
-			case '\\':
-				i++
-			case '"':
-				inStr = false
-			}
+	out := make([]string, len(raw))
+	for i, e := range raw {
+		if v, ok := jsonElemValue(e); ok {
+			out[i] = v
 			continue
 		}
-		switch c {
-		case '"':
-			inStr = true
-		case '[', '{':
-			depth++
-		case ']', '}':
-			depth--
-		case ',':
-			if depth == 0 {
-				return s[:i], s[i+1:]
-			}
-		}
+		b := appendJSONElemValue(a.appendBuf(len(e)), e)
+		out[i] = a.take(b)
 	}
-	return s, ""
+	return out
 }

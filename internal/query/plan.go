@@ -537,6 +537,26 @@ func pipeNeeds(p Pipe, after fieldSet) fieldSet {
 		return in
 	case *PipeUnion:
 		return after
+	case *PipeCoalesce:
+		in = after
+		for _, f := range p.Fields {
+			in.add(f)
+		}
+		return in
+	case *PipeDecolorize:
+		return after
+	case *PipeHash:
+		in = after
+		in.add(p.Field)
+		return in
+	case *PipeJSONArrayLen:
+		in = after
+		in.add(p.Field)
+		return in
+	case *PipeJSONArrayConcat:
+		in = after
+		in.add(p.From)
+		return in
 	}
 	return allFields()
 }

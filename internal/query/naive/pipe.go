@@ -87,6 +87,31 @@ func (ev *evaluator) applyPipe(p query.Pipe, rows []row, first bool) ([]row, err
 			r.set(p.Result, packRow(r, p))
 		}
 		return rows, nil
+	case *query.PipeCoalesce:
+		for _, r := range rows {
+			r.set(p.Result, coalesce(p, r))
+		}
+		return rows, nil
+	case *query.PipeDecolorize:
+		for _, r := range rows {
+			r.set(p.Field, decolorize(r[p.Field]))
+		}
+		return rows, nil
+	case *query.PipeHash:
+		for _, r := range rows {
+			r.set(p.Result, hashValue(r[p.Field]))
+		}
+		return rows, nil
+	case *query.PipeJSONArrayLen:
+		for _, r := range rows {
+			r.set(p.Result, strconv.Itoa(len(jsonArrayElements(r[p.Field]))))
+		}
+		return rows, nil
+	case *query.PipeJSONArrayConcat:
+		for _, r := range rows {
+			r.set(p.Result, jsonArrayConcat(r[p.From], p.Delimiter))
+		}
+		return rows, nil
 	case *query.PipeDropEmptyFields:
 		var out []row
 		for _, r := range rows {

@@ -1,11 +1,9 @@
 package naive
 
 import (
-	"bytes"
 	"encoding/json"
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/spate-io/spate/internal/query"
 )
@@ -288,36 +286,6 @@ func unrollRows(p *query.PipeUnroll, rows []row) []row {
 			}
 			out = append(out, c)
 		}
-	}
-	return out
-}
-
-// jsonArrayElements returns the elements of a JSON array value as text, or
-// nil if v is not a JSON array.
-func jsonArrayElements(v string) []string {
-	if !strings.HasPrefix(v, "[") {
-		return nil
-	}
-	var elems []json.RawMessage
-	if err := json.Unmarshal([]byte(v), &elems); err != nil {
-		return nil
-	}
-	out := make([]string, 0, len(elems))
-	for _, e := range elems {
-		e = bytes.TrimSpace(e)
-		if len(e) > 0 && e[0] == '"' {
-			var s string
-			if err := json.Unmarshal(e, &s); err == nil {
-				out = append(out, s)
-				continue
-			}
-		}
-		var buf bytes.Buffer
-		if err := json.Compact(&buf, e); err != nil {
-			out = append(out, string(e))
-			continue
-		}
-		out = append(out, buf.String())
 	}
 	return out
 }
