@@ -72,6 +72,8 @@ const oddNumberLines = `{"_time":"2026-01-02T00:00:01Z","_msg":"a","v":"0x1F","w
 const rowPipeLines = `{"_time":"2026-01-02T00:00:22Z","_msg":"\u001b[31mred\u001b[0m v","arr":"[\"x\", null, 1.50, {\"k\" : \"v\\\"\"}, [1, 2], true]","za":"a1","zb":"b1"}
 {"_time":"2026-01-02T00:00:23Z","_msg":"w","arr":"[+1, 1.2.3, -Inf, nan, \"a\\q\\u0041\\ud83d\"]","zb":"b2"}
 {"_time":"2026-01-02T00:00:24Z","_msg":"x","arr":"[1,2,]","za":"a3"}
+{"_time":"2026-01-02T00:00:25Z","_msg":"req 1234 took 45ms from 10.0.0.1 at 2024-12-25T10:20:30.123+05:00 id 550e8400-e29b-41d4-a716-446655440000 v1.2.3 0xdeadbeef abc 1a ЫВА123 foo123_456","t2":"2026-01-01 10:00:00.5Z","t3":"bad","words":"Hello, wörld! hello_1 héllo Hello <x> 'q'","csv":"a,<b>,,'c',"}
+{"_time":"2026-01-02T00:00:26Z","_msg":"2024/12/25 10:20:30,555 done 3h5m6s43ms 12:30:45 1.23.45.67 ab12 abcdef1","t2":"2026-01-01T10:00:00+0200","words":"x x x","csv":"é,\u0001\t"}
 `
 
 // selectOracle sends the same request to VictoriaLogs and to spate serve.
@@ -488,6 +490,11 @@ func TestVictoriaLogsSelectOracle(t *testing.T) {
 				"query/coalesce-msg":      `level:error | coalesce(cause, nosuch) | fields _time, _msg`,
 				"query/hash":              `level:error | hash(trace_id) as h | fields _time, h`,
 				"query/hash-stats":        `* | hash(user_id) h | stats count_uniq(h) n, max(h) m`,
+				"query/collapse-nums":     `* | collapse_nums prettify | stats by (_msg) count() n`,
+				"query/collapse-nums-if":  `* | collapse_nums if (level:error) at host | stats by (host) count() n`,
+				"query/time-add":          `level:error | time_add -1h | fields _time, _msg`,
+				"query/split":             `level:error | split "." from host as parts | fields _time, parts`,
+				"query/unpack-words":      `level:error | unpack_words drop_duplicates | fields _time, _msg`,
 				"query/sum-exponent":      `level:info latency_ms:~"e" | stats sum(latency_ms) s`,
 				"query/by-sum-exponent":   `level:info latency_ms:~"e" | stats by (level) sum(latency_ms) s`,
 				"query/first-partition":   `level:warn | first 1 by (latency_ms) partition by (service, method) rank | fields rank, service, method, latency_ms`,
@@ -576,6 +583,11 @@ func TestVictoriaLogsSelectOracle(t *testing.T) {
 				`* | decolorize | json_array_len(arr) as n | json_array_concat ", " from arr as c | fields _msg, n, c`,
 				`* | unroll (arr) | fields _msg, arr`,
 				`* | json_array_concat from arr as arr | hash(arr) as h | fields _msg, h`,
+				`* | collapse_nums prettify | fields _time, _msg`,
+				`* | collapse_nums if (_msg:w) at arr | fields _time, arr`,
+				`* | time_add -1.5h at t2 | time_add 1d at t3 | time_add 1h | fields _time, t2, t3`,
+				`* | split "," from csv as c | split "" from za | fields _time, c, za`,
+				`* | unpack_words from words as ws | unpack_words from csv drop_duplicates | fields _time, ws, csv`,
 			} {
 				o.check(t, fmt.Sprintf("query/row-pipes-%d", i), tenant71(post("/select/logsql/query", "query", q)), sameRows(false, nil))
 			}

@@ -122,8 +122,12 @@ func keepsTime(p Pipe) bool {
 		return t.Result != "_time"
 	case *PipeJSONArrayConcat:
 		return t.Result != "_time"
+	case *PipeSplit:
+		return t.Result != "_time"
+	case *PipeUnpackWords:
+		return t.Result != "_time"
 	case *PipeFilter, *PipeExtract, *PipeExtractRegexp, *PipeUnpack, *PipeMath, *PipeUnroll, *PipeDropEmptyFields,
-		*PipeDecolorize: // as VictoriaLogs says, even for decolorize _time
+		*PipeDecolorize, *PipeCollapseNums, *PipeTimeAdd: // as VictoriaLogs says, even at _time
 		return true
 	}
 	return false
@@ -140,7 +144,7 @@ func (q *Query) CanLiveTail() bool {
 		case *PipeFields, *PipeDelete, *PipeRename, *PipeCopy, *PipeFilter, *PipeExtract,
 			*PipeExtractRegexp, *PipeUnpack, *PipeMath, *PipeFormat, *PipeLen, *PipeUnroll,
 			*PipeReplace, *PipeDropEmptyFields, *PipePack, *PipeCoalesce, *PipeDecolorize, *PipeHash,
-			*PipeJSONArrayLen, *PipeJSONArrayConcat:
+			*PipeJSONArrayLen, *PipeJSONArrayConcat, *PipeCollapseNums, *PipeSplit, *PipeTimeAdd, *PipeUnpackWords:
 		default:
 			return false
 		}

@@ -62,6 +62,9 @@ var edgeLines = []string{
 	`{"ts":"2026-01-01T00:00:26Z","msg":"\u001b[31mred\u001b[0m and \u001b[1;32mbold\u001b[","za":"a1","zb":"b1","arr":"[\"x\", null, 1.50, {\"k\" : \"v\\\"\"}, [1, 2], true]"}`,
 	`{"ts":"2026-01-01T00:00:27Z","msg":"lenient","zb":"b2","arr":"[+1, 1.2.3, nan, -Inf, \"a\\q\\u0041\\ud83d\\ude00\\ud83d\"]"}`,
 	`{"ts":"2026-01-01T00:00:28Z","msg":"not arrays","za":"","arr":"[1,2,]","arr2":"[1] x","arr3":" [ ] "}`,
+	// Numbers to collapse, times to shift, words and pieces.
+	`{"ts":"2026-01-01T00:00:29Z","msg":"req 1234 took 45ms from 10.0.0.1 at 2024-12-25T10:20:30.123+05:00 id 550e8400-e29b-41d4-a716-446655440000 v1.2.3 0xdeadbeef abc 1a ЫВА123 foo123_456","t2":"2026-01-01 10:00:00.5Z","t3":"bad","words":"Hello, wörld! hello_1 héllo Hello <x> 'q'","csv":"a,<b>,,'c',"}`,
+	`{"ts":"2026-01-01T00:00:30Z","msg":"2024/12/25 10:20:30,555 done 3h5m6s43ms 12:30:45 1.23.45.67 ab12 abcdef1","t2":"2026-01-01T10:00:00+0200","words":"x x x","csv":"é,\u0001\t"}`,
 }
 
 var edgeQueries = []string{
@@ -201,6 +204,17 @@ var edgeQueries = []string{
 	`* | json_array_concat ", " from arr as c | fields _time, c`,
 	`* | json_array_concat from tags | fields _time, tags`,
 	`* | unroll (arr) | fields _time, arr`,
+	`* | collapse_nums | fields _time, _msg`,
+	`* | collapse_nums prettify | fields _time, _msg`,
+	`* | collapse_nums if (level:error) at level | fields _time, level`,
+	`* | time_add 1h | fields _time`,
+	`* | time_add -1.5h at t2 | time_add 1d at t3 | fields _time, t2, t3`,
+	`* | split "," from csv as c | fields _time, c`,
+	`* | split "" from csv | fields _time, csv`,
+	`* | split " " | fields _time, _msg`,
+	`* | unpack_words from words as ws | fields _time, ws`,
+	`* | unpack_words from words drop_duplicates | fields _time, words`,
+	`* | unpack_words | fields _time, _msg`,
 }
 
 func TestEdgeLines(t *testing.T) {
@@ -212,8 +226,8 @@ func TestEdgeLines(t *testing.T) {
 		compareNaive(t, path, text, 64, func(workers int, st query.Stats) {
 			if text == `* | stats by (level) count() n` {
 				// Every line was parsed: the counts are exact.
-				if st.BadLines != 2 || st.PlainLines != 2 || st.Lines != 34 {
-					t.Errorf("stats: %d bad, %d plain, %d lines; want 2 bad (truncated, invalid UTF-8), 2 plain (text, spaces), 34 lines", st.BadLines, st.PlainLines, st.Lines)
+				if st.BadLines != 2 || st.PlainLines != 2 || st.Lines != 36 {
+					t.Errorf("stats: %d bad, %d plain, %d lines; want 2 bad (truncated, invalid UTF-8), 2 plain (text, spaces), 36 lines", st.BadLines, st.PlainLines, st.Lines)
 				}
 			}
 		})

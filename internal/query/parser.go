@@ -308,10 +308,9 @@ func canonicalField(name string) string {
 // those in getStatsFuncDefs.
 var (
 	unsupportedPipes = []string{
-		"block_stats", "blocks_count", "collapse_nums",
-		"generate_sequence", "query_stats",
-		"sample", "set_stream_fields", "split", "stats_remote",
-		"stream_context", "time_add", "unpack_syslog", "unpack_words",
+		"block_stats", "blocks_count", "generate_sequence", "query_stats",
+		"sample", "set_stream_fields", "stats_remote",
+		"stream_context", "unpack_syslog",
 	}
 	unsupportedStatsFuncs = []string{
 		"any", "count_uniq_hash", "field_max", "field_min", "histogram", "json_values",

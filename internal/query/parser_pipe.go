@@ -37,6 +37,7 @@ func getPipeParsers() map[string]pipeParseFunc {
 func initPipeParsers() {
 	pipeParsers = map[string]pipeParseFunc{
 		"coalesce":          (*parser).parseCoalescePipe,
+		"collapse_nums":     (*parser).parseCollapseNumsPipe,
 		"copy":              (*parser).parseCopyPipe,
 		"decolorize":        (*parser).parseDecolorizePipe,
 		"hash":              (*parser).parseHashPipe,
@@ -78,11 +79,14 @@ func initPipeParsers() {
 		"rm":                (*parser).parseDeletePipe,
 		"skip":              (*parser).parseOffsetPipe,
 		"sort":              (*parser).parseSortPipe,
+		"split":             (*parser).parseSplitPipe,
 		"stats":             (*parser).parseStatsKeywordPipe,
+		"time_add":          (*parser).parseTimeAddPipe,
 		"top":               (*parser).parseTopPipe,
 		"uniq":              (*parser).parseUniqPipe,
 		"unpack_json":       (*parser).parseUnpackPipe,
 		"unpack_logfmt":     (*parser).parseUnpackPipe,
+		"unpack_words":      (*parser).parseUnpackWordsPipe,
 		"unroll":            (*parser).parseUnrollPipe,
 		"where":             (*parser).parseFilterPipe,
 	}

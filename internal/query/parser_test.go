@@ -105,6 +105,20 @@ func TestParseSuccess(t *testing.T) {
 	f(`* | json_array_concat "|" tags t`, `* | json_array_concat "|" from tags as t`)
 	f(`* | json_array_concat as t`, `* | json_array_concat as t`)
 	f(`* | json_array_concat "from" from tags`, `* | json_array_concat "from" from tags`)
+	f(`* | collapse_nums`, `* | collapse_nums`)
+	f(`* | collapse_nums if (error) at x prettify`, `* | collapse_nums if (error) at x prettify`)
+	f(`* | collapse_nums prettify`, `* | collapse_nums prettify`)
+	f(`* | time_add 1h`, `* | time_add 1h`)
+	f(`* | time_add -1h30m at ts`, `* | time_add -1h30m at ts`)
+	f(`* | split ","`, `* | split ","`)
+	f(`* | split ", " from tags as list`, `* | split ", " from tags as list`)
+	f(`* | split "from" "from"`, `* | split "from" from "from"`)
+	f(`* | split x tags t`, `* | split x from tags as t`)
+	f(`* | split "" as t`, `* | split "" as t`)
+	f(`* | unpack_words`, `* | unpack_words`)
+	f(`* | unpack_words from x as y drop_duplicates`, `* | unpack_words from x as y drop_duplicates`)
+	f(`* | unpack_words x drop_duplicates`, `* | unpack_words from x drop_duplicates`)
+	f(`* | unpack_words as y`, `* | unpack_words as y`)
 
 	// Filters of a length, a string range, an IPv4 range, another field.
 	f(`len_range(1, 5)`, `len_range(1, 5)`)
@@ -550,7 +564,6 @@ func TestParseFailure(t *testing.T) {
 
 	// Pipes.
 	f(`* | foo`, 5, `unknown pipe "foo"`)
-	f(`* | collapse_nums`, 5, `pipe "collapse_nums"`)
 	f(`* | sort by (x) partition by (y)`, 33, `missing 'limit' for 'partition by'`)
 	f(`* | sort by (x) limit 2 partition by (y*)`, 39, `cannot be a '*' pattern`)
 	f(`* | sort by (x) limit 2 partition (y) partition (z)`, 39, `duplicate 'partition by'`)
@@ -567,6 +580,14 @@ func TestParseFailure(t *testing.T) {
 	f(`* | total_stats count() a, sum(x) a`, 28, `two functions have the result name a`)
 	f(`* | running_stats first(a, b)`, 24, `first() takes one field`)
 	f(`* | running_stats last(a) offset -1`, 34, `cannot parse "-1"`)
+	f(`* | collapse_nums foo`, 19, `unexpected "foo"`)
+	f(`* | collapse_nums prettify at x`, 28, `unexpected "at"`)
+	f(`* | time_add`, 13, "missing duration")
+	f(`* | time_add abc`, 14, "cannot parse \"abc\" as the duration")
+	f(`* | split`, 10, "missing split separator")
+	f(`* | split as x`, 11, "missing split separator")
+	f(`* | split " " from x*`, 20, "cannot be a '*' pattern")
+	f(`* | unpack_words from`, 22, "missing field")
 	f(`* | last 0`, 11, `at least 1`)
 	f(`* | replace ("a")`, 17, `missing ','`)
 	f(`* | replace_regexp ("(", "x")`, 21, `cannot compile the regexp`)
@@ -842,10 +863,10 @@ func TestParseConformance(t *testing.T) {
 // replace_regexp).
 func TestPipeNames(t *testing.T) {
 	want := []string{
-		"coalesce", "copy", "cp", "decolorize", "del", "delete", "drop", "drop_empty_fields", "eval", "extract", "extract_regexp", "facets",
+		"coalesce", "collapse_nums", "copy", "cp", "decolorize", "del", "delete", "drop", "drop_empty_fields", "eval", "extract", "extract_regexp", "facets",
 		"field_names", "field_values", "fields", "filter", "first", "format", "hash", "head", "join", "json_array_concat", "json_array_len", "keep", "last", "len",
-		"limit", "math", "mv", "offset", "order", "pack_json", "pack_logfmt", "rename", "replace", "replace_regexp", "rm", "running_stats", "skip", "sort", "stats",
-		"top", "total_stats", "union", "uniq", "unpack_json", "unpack_logfmt", "unroll", "where",
+		"limit", "math", "mv", "offset", "order", "pack_json", "pack_logfmt", "rename", "replace", "replace_regexp", "rm", "running_stats", "skip", "sort", "split", "stats",
+		"time_add", "top", "total_stats", "union", "uniq", "unpack_json", "unpack_logfmt", "unpack_words", "unroll", "where",
 	}
 	if got := supportedPipeNames(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("pipe names:\ngot  %q\nwant %q", got, want)

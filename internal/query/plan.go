@@ -323,6 +323,10 @@ func forEachFilter(q *Query, fn func(Filter)) {
 			walk(p.If)
 		case *PipeFormat:
 			walk(p.If)
+		case *PipeReplace:
+			walk(p.If)
+		case *PipeCollapseNums:
+			walk(p.If)
 		}
 	}
 }
@@ -554,6 +558,22 @@ func pipeNeeds(p Pipe, after fieldSet) fieldSet {
 		in.add(p.Field)
 		return in
 	case *PipeJSONArrayConcat:
+		in = after
+		in.add(p.From)
+		return in
+	case *PipeCollapseNums:
+		in = after
+		if in.has(p.Field) {
+			addIfNeeds(p.If, &in)
+		}
+		return in
+	case *PipeTimeAdd:
+		return after
+	case *PipeSplit:
+		in = after
+		in.add(p.From)
+		return in
+	case *PipeUnpackWords:
 		in = after
 		in.add(p.From)
 		return in

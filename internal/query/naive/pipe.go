@@ -112,6 +112,33 @@ func (ev *evaluator) applyPipe(p query.Pipe, rows []row, first bool) ([]row, err
 			r.set(p.Result, jsonArrayConcat(r[p.From], p.Delimiter))
 		}
 		return rows, nil
+	case *query.PipeCollapseNums:
+		for _, r := range rows {
+			if p.If != nil && !ev.match(p.If, r) {
+				continue
+			}
+			v := collapseNums(r[p.Field])
+			if p.Prettify {
+				v = prettify(v)
+			}
+			r.set(p.Field, v)
+		}
+		return rows, nil
+	case *query.PipeTimeAdd:
+		for _, r := range rows {
+			r.set(p.Field, timeAdd(r[p.Field], p.Offset))
+		}
+		return rows, nil
+	case *query.PipeSplit:
+		for _, r := range rows {
+			r.set(p.Result, jsonStrings(splitValue(r[p.From], p.Separator)))
+		}
+		return rows, nil
+	case *query.PipeUnpackWords:
+		for _, r := range rows {
+			r.set(p.Result, jsonStrings(words(r[p.From], p.DropDuplicates)))
+		}
+		return rows, nil
 	case *query.PipeDropEmptyFields:
 		var out []row
 		for _, r := range rows {
