@@ -163,9 +163,10 @@ parentheses. Values are numbers as VictoriaLogs reads them: 1.5s, 2KB,
 0x1F and 1_000 too, and in comparisons, ranges and math RFC 3339 times and
 IPv4 addresses. Pipes: fields, delete, rename, copy, filter, limit,
 offset, sort (with partition by and rank), first, last, running_stats and
-total_stats (count, sum, min, max, first, last), stats (count, count_empty, count_uniq, sum, avg,
-min, max, median, quantile, values, uniq_values, row_min, row_max, rate,
-sum_len; by fields and _time buckets with offset), top, uniq, extract,
+total_stats (count, sum, min, max, first, last), stats (count, count_empty,
+count_uniq, sum, avg, min, max, median, quantile, values, uniq_values,
+row_min, row_max, row_any, any, field_min, field_max, stddev, rate,
+rate_sum, sum_len; by fields and _time buckets with offset), top, uniq, extract,
 extract_regexp, unpack_json, unpack_logfmt, math, format, len, unroll,
 replace, replace_regexp, drop_empty_fields, pack_json, pack_logfmt,
 coalesce, decolorize, hash, json_array_len, json_array_concat,

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net/http"
 	"net/url"
@@ -368,6 +369,47 @@ func sortedLines(vl, sp []byte) error {
 	return nil
 }
 
+// anyMember checks the answers of "stats by (level) any(service) a,
+// uniq_values(service) u, row_any(service) r": in both, a is one of u and
+// r is {"service":a'} for one a' of u; and both have the same groups and u.
+func anyMember(vl, sp []byte) error {
+	rows := func(b []byte) (map[string]string, error) {
+		out := map[string]string{}
+		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			var r map[string]string
+			if err := json.Unmarshal([]byte(line), &r); err != nil {
+				return nil, err
+			}
+			var u []string
+			if err := json.Unmarshal([]byte(r["u"]), &u); err != nil {
+				return nil, err
+			}
+			var ra map[string]string
+			if err := json.Unmarshal([]byte(r["r"]), &ra); err != nil {
+				return nil, err
+			}
+			none := len(u) == 0 && r["a"] == "" && len(ra) == 0
+			if !none && (!slices.Contains(u, r["a"]) || len(ra) != 1 || !slices.Contains(u, ra["service"])) {
+				return nil, fmt.Errorf("any or row_any not of the group: %s", line)
+			}
+			out[r["level"]] = r["u"]
+		}
+		return out, nil
+	}
+	w, err := rows(vl)
+	if err != nil {
+		return fmt.Errorf("VictoriaLogs: %w", err)
+	}
+	g, err := rows(sp)
+	if err != nil {
+		return fmt.Errorf("spate: %w", err)
+	}
+	if !maps.Equal(w, g) {
+		return fmt.Errorf("groups differ: %v, VictoriaLogs %v", g, w)
+	}
+	return nil
+}
+
 // oracleGenLines makes n lines for the stream tests, with _stream_fields
 // app and env, one every 37 seconds from 2026-01-04T00:00:00Z, after the
 // corpus's last line (so that sorts by _time have no ties).
@@ -518,9 +560,27 @@ func TestVictoriaLogsSelectOracle(t *testing.T) {
 				"query/week-range":        `_time:week_range[Mon, Fri] | stats by (level) count() n`,
 				"query/week-range-offset": `_time:week_range(Fri, Sat] offset -3h | stats count() n`,
 				"query/week-range-sunday": `_time:week_range[Sun, Sun] | stats count() n`,
+				// One possible answer per group for any and row_any.
+				"query/any-by-self": `* | stats by (service) any(service) a, row_any(service, level) if (level:error) r, row_any(nosuch) n`,
+				"query/field-min":   `level:error | stats by (service) field_min(latency_ms, host) a, field_max(latency_ms, host) b, field_min(nosuch, host) c`,
+				"query/field-time":  `generated | stats by (app) field_min(_time, n) a, field_max(_time, _msg) b, field_max(n, env) c`,
 			} {
 				o.check(t, name, post("/select/logsql/query", "query", q), sameRows(false, nil))
 			}
+			floatSum := "rel=1e-9: float summation order"
+			for name, q := range map[string]string{
+				"query/stddev":       `* | stats by (level) stddev(latency_ms) s, stddev(bytes) b, stddev(status, latency_ms) sl`,
+				"query/stddev-all":   `generated | stats stddev(n) s, stddev(*) a, stddev(nosuch) z`,
+				"query/rate-sum":     `generated _time:[2026-01-04T00:00:00Z, 2026-01-04T02:00:00Z) | stats by (app) rate_sum(n) r`,
+				"query/rate-sum-bkt": `generated | stats by (_time:1h) rate_sum(n) r, stddev(n) if (level:error) s`,
+			} {
+				o.check(t, name, post("/select/logsql/query", "query", q), sameRows(false, &floatSum))
+			}
+			// any and row_any return some row's values: VictoriaLogs' choice
+			// depends on its storage blocks, so check that each answer is
+			// one of the group's values.
+			o.check(t, "query/any-member", post("/select/logsql/query", "query",
+				`* | stats by (level) any(service) a, uniq_values(service) u, row_any(service) r`), anyMember)
 			// A sort with partition by: each partition's rows in order, the
 			// partitions in VictoriaLogs' order of their keys, and ranks.
 			o.check(t, "query/sort-partition", post("/select/logsql/query", "query",
@@ -574,6 +634,8 @@ func TestVictoriaLogsSelectOracle(t *testing.T) {
 				`pm:pattern_match_full("ip <IP4> uuid <UUID>") OR pm:pattern_match_suffix("end <TIME>") | fields _msg`,
 				`pm:pattern_match_prefix("dt <DATETIME>") OR pm:pattern_match("<W>@<W>.<W>") | fields _msg`,
 				`NOT pm:pattern_match("<N>") | fields _msg`,
+				`* | stats stddev(v) a, stddev(x) b, stddev(y) c, stddev(n) d, stddev(w) e`,
+				`* | stats field_min(v, _msg) a, field_max(w, _msg) b, field_min(n, _msg) c`,
 			} {
 				o.check(t, fmt.Sprintf("query/numbers-%d", i), tenant70(post("/select/logsql/query", "query", q)), sameRows(strings.Contains(q, "sort"), nil))
 			}

@@ -163,8 +163,8 @@ func rowsEqual(a, b map[string]string, rel float64) bool {
 		}
 		fa, errA := strconv.ParseFloat(va, 64)
 		fb, errB := strconv.ParseFloat(vb, 64)
-		if errA != nil || errB != nil {
-			return false
+		if errA != nil || errB != nil || math.IsNaN(fa) || math.IsNaN(fb) {
+			return false // NaN is near nothing: it would pass the test below
 		}
 		if math.Abs(fa-fb) > rel*math.Max(math.Abs(fa), math.Abs(fb)) {
 			return false

@@ -313,8 +313,7 @@ var (
 		"stream_context", "unpack_syslog",
 	}
 	unsupportedStatsFuncs = []string{
-		"any", "count_uniq_hash", "field_max", "field_min", "histogram", "json_values",
-		"rate_sum", "row_any", "stddev",
+		"count_uniq_hash", "histogram", "json_values",
 	}
 	supportedFilterFuncs = []string{
 		"contains_all", "contains_any", "contains_common_case", "eq_field", "equals_common_case",

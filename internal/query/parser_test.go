@@ -397,6 +397,11 @@ func TestParseSuccess(t *testing.T) {
 	f("* | stats row_max(bytes) as r", "* | stats row_max(bytes) as r")
 	f("* | stats row_max(bytes, *) as r", "* | stats row_max(bytes) as r")
 	f("* | stats rate() as r", "* | stats rate() as r")
+	f("* | stats stddev(latency), stddev(*) s, stddev(a, http*) t", `* | stats stddev(latency) as "stddev(latency)", stddev(*) as s, stddev(a, http*) as t`)
+	f("* | stats rate_sum(bytes), rate_sum(b*) r", `* | stats rate_sum(bytes) as "rate_sum(bytes)", rate_sum(b*) as r`)
+	f("* | stats any(host), any(_msg) as m", `* | stats any(host) as "any(host)", any(_msg) as m`)
+	f("* | stats row_any(), row_any(*) a, row_any(host, http*) b", `* | stats row_any(*) as "row_any(*)", row_any(*) as a, row_any(host, http*) as b`)
+	f("* | stats field_min(latency, host), field_max(_time, _msg) if (level:error) m", `* | stats field_min(latency, host) as "field_min(latency, host)", field_max(_time, _msg) if (level:error) as m`)
 	f("* | stats sum_len(service, level) as n", "* | stats sum_len(service, level) as n")
 	f("* | stats sum(*) as n", "* | stats sum(*) as n")
 	f("* | stats count(http*) as n", "* | stats count(http*) as n")
@@ -629,7 +634,7 @@ func TestParseFailure(t *testing.T) {
 	// Stats.
 	f(`* | stats foo()`, 11, `unknown stats function "foo"`)
 	f(`* | stats coutn()`, 11, `unknown stats function "coutn"`)
-	f(`* | stats stddev(x)`, 11, `stats function "stddev" is not supported by spate`)
+	f(`* | stats histogram(x)`, 11, `stats function "histogram" is not supported by spate`)
 	f(`* | stats`, 10, "missing stats function")
 	f(`* | stats by (a)`, 17, "missing stats function")
 	f(`* | stats count`, 16, "missing '(' after stats function")
@@ -642,6 +647,11 @@ func TestParseFailure(t *testing.T) {
 	f(`* | stats row_min() as r`, 18, "first argument of row_min()")
 	f(`* | stats row_min(a*) as r`, 18, "first argument of row_min()")
 	f(`* | stats rate(x) as r`, 15, "rate() takes no arguments")
+	f(`* | stats any() as r`, 14, "any() takes exactly one field name")
+	f(`* | stats any(a, b) as r`, 14, "any() takes exactly one field name")
+	f(`* | stats any(a*) as r`, 14, "any() takes exactly one field name")
+	f(`* | stats field_min(a) as r`, 20, "field_min() takes two field names")
+	f(`* | stats field_max(a, b, c) as r`, 20, "field_max() takes two field names")
 	f(`* | stats count_uniq() as r`, 21, "count_uniq() needs at least one field")
 	f(`* | stats by (_time:abc) count()`, 21, `cannot parse bucket size "abc"`)
 	f(`* | stats by (_time:month) count()`, 21, `bucket "month" is not supported by spate`)
@@ -882,8 +892,8 @@ func TestPipeNames(t *testing.T) {
 // (getStatsFuncDefs) and the functions that take "limit N".
 func TestStatsFuncNames(t *testing.T) {
 	want := []string{
-		"avg", "count", "count_empty", "count_uniq", "max", "median", "min", "quantile",
-		"rate", "row_max", "row_min", "sum", "sum_len", "uniq_values", "values",
+		"any", "avg", "count", "count_empty", "count_uniq", "field_max", "field_min", "max", "median", "min", "quantile",
+		"rate", "rate_sum", "row_any", "row_max", "row_min", "stddev", "sum", "sum_len", "uniq_values", "values",
 	}
 	if got := supportedStatsFuncNames(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("stats function names:\ngot  %q\nwant %q", got, want)

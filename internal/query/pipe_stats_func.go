@@ -13,10 +13,13 @@ import (
 
 // StatsFunc is one function of stats: "count() if (level:error) as errors".
 // Name is the function (count, count_empty, count_uniq, sum, avg, min, max,
-// median, quantile, values, uniq_values, row_min, row_max, rate, sum_len).
+// median, quantile, values, uniq_values, row_min, row_max, row_any, any,
+// field_min, field_max, stddev, rate, rate_sum, sum_len).
 // Fields are its field arguments; "*" or none means all fields where that is
 // meaningful. Phi is the quantile's first argument, PhiText as written. Limit
-// is the optional "limit N" of count_uniq, values and uniq_values (0: none).
+// is the optional "limit N" of count_uniq, count_uniq_hash, values,
+// uniq_values and json_values (0: none); Sort is json_values' optional
+// "sort by (...)".
 // If is the optional per-function filter. Result is the output name; the
 // parser fills it with the function's String() (without " as ...") when no
 // "as" is given, as VictoriaLogs does ("count(*)").
@@ -26,6 +29,7 @@ type StatsFunc struct {
 	Phi     float64
 	PhiText string
 	Limit   int64
+	Sort    []SortField // json_values' "sort by (...)"
 	If      Filter
 	Result  string
 }
@@ -94,17 +98,23 @@ func getStatsFuncDefs() map[string]statsFuncDef {
 
 func initStatsFuncDefs() {
 	statsFuncDefs = map[string]statsFuncDef{
+		"any":         {parseArgs: (*parser).parseAnyArgs, newColumn: newAnyColumn},
 		"avg":         {parseArgs: (*parser).parseStatsFieldArgs, newColumn: newSumColumn},
 		"count":       {parseArgs: (*parser).parseStatsFieldArgs, newColumn: newCountColumn},
 		"count_empty": {parseArgs: (*parser).parseStatsFieldArgs, newColumn: newCountEmptyColumn},
 		"count_uniq":  {parseArgs: (*parser).parseCountUniqArgs, limit: true, newColumn: newCountUniqColumn},
+		"field_max":   {parseArgs: (*parser).parseFieldMinMaxArgs, argsString: rowMinMaxArgsString, newColumn: newRowMinMaxColumn},
+		"field_min":   {parseArgs: (*parser).parseFieldMinMaxArgs, argsString: rowMinMaxArgsString, newColumn: newRowMinMaxColumn},
 		"max":         {parseArgs: (*parser).parseStatsFieldArgs, newColumn: newMinMaxColumn},
 		"median":      {parseArgs: (*parser).parseStatsFieldArgs, newColumn: newQuantileColumn},
 		"min":         {parseArgs: (*parser).parseStatsFieldArgs, newColumn: newMinMaxColumn},
 		"quantile":    {parseArgs: (*parser).parseQuantileArgs, argsString: quantileArgsString, newColumn: newQuantileColumn},
 		"rate":        {parseArgs: (*parser).parseRateArgs, argsString: rateArgsString, newColumn: newRateColumn},
+		"rate_sum":    {parseArgs: (*parser).parseStatsFieldArgs, newColumn: newRateSumColumn},
 		"row_max":     {parseArgs: (*parser).parseRowMinMaxArgs, argsString: rowMinMaxArgsString, newColumn: newRowMinMaxColumn},
 		"row_min":     {parseArgs: (*parser).parseRowMinMaxArgs, argsString: rowMinMaxArgsString, newColumn: newRowMinMaxColumn},
+		"row_any":     {parseArgs: (*parser).parseStatsFieldArgs, newColumn: newRowAnyColumn},
+		"stddev":      {parseArgs: (*parser).parseStatsFieldArgs, newColumn: newStddevColumn},
 		"sum":         {parseArgs: (*parser).parseStatsFieldArgs, newColumn: newSumColumn},
 		"sum_len":     {parseArgs: (*parser).parseStatsFieldArgs, newColumn: newSumLenColumn},
 		"uniq_values": {parseArgs: (*parser).parseStatsFieldArgs, limit: true, newColumn: newUniqValuesColumn},

@@ -261,8 +261,8 @@ func newPlan(q *Query, opts Options) (*plan, error) {
 	for _, pp := range q.Pipes {
 		if st, ok := pp.(*PipeStats); ok && !hasTimeBucket(st) {
 			for _, f := range st.Funcs {
-				if f.Name == "rate" && !p.hasTimeRange {
-					return nil, fmt.Errorf("cannot run %s: rate() needs a _time filter with both bounds in the query, such as _time:[2026-01-01T00:00:00Z, 2026-01-01T01:00:00Z) or _time:1h", f.Result)
+				if (f.Name == "rate" || f.Name == "rate_sum") && !p.hasTimeRange {
+					return nil, fmt.Errorf("cannot run %s: "+f.Name+"() needs a _time filter with both bounds in the query, such as _time:[2026-01-01T00:00:00Z, 2026-01-01T01:00:00Z) or _time:1h", f.Result)
 				}
 			}
 		}
@@ -451,6 +451,12 @@ func pipeNeeds(p Pipe, after fieldSet) fieldSet {
 			}
 			if (f.Name == "row_min" || f.Name == "row_max") && len(f.Fields) <= 1 {
 				return allFields()
+			}
+			if (f.Name == "row_any" || f.Name == "stddev" || f.Name == "rate_sum" || f.Name == "json_values") && len(f.Fields) == 0 {
+				return allFields()
+			}
+			for _, s := range f.Sort {
+				in.add(s.Name)
 			}
 			if (f.Name == "count_uniq" || f.Name == "values" || f.Name == "uniq_values" ||
 				f.Name == "min" || f.Name == "max" || f.Name == "sum" || f.Name == "avg" || f.Name == "sum_len") && len(f.Fields) == 0 {

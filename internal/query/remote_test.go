@@ -147,6 +147,9 @@ func TestRemoteDifferential(t *testing.T) {
 		if strings.Contains(dq.q, "values(") && !strings.Contains(dq.q, "uniq_values(") {
 			continue // values() lists values in file order, which nodes do not share
 		}
+		if strings.Contains(dq.q, "any(path)") {
+			continue // any, row_any and the ties of field_min take the earliest row, which nodes do not share
+		}
 		q, err := query.Parse(dq.q, diffNow)
 		if err != nil {
 			t.Fatal(err)

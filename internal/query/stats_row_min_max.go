@@ -23,22 +23,42 @@ func (p *parser) parseRowMinMaxArgs(sf *StatsFunc, args []string, argsPos int) e
 // rowMinMaxArgsString prints the fields of row_min and row_max.
 func rowMinMaxArgsString(sf *StatsFunc) string { return joinFieldPatterns(sf.Fields) }
 
-// newRowMinMaxColumn compiles row_min and row_max.
+// parseFieldMinMaxArgs parses "field, result_field" of field_min and
+// field_max: the field to compare and the one whose value is returned.
+func (p *parser) parseFieldMinMaxArgs(sf *StatsFunc, args []string, argsPos int) error {
+	if len(args) != 2 || strings.HasSuffix(args[0], "*") || strings.HasSuffix(args[1], "*") {
+		return p.errorHint(argsPos, "for example: "+sf.Name+"(latency, host)",
+			"%s() takes two field names: the field to compare and the field to return", sf.Name)
+	}
+	sf.Fields = args
+	return nil
+}
+
+// newRowMinMaxColumn compiles row_min and row_max, and field_min and
+// field_max, which are row_min and row_max of one field that return its
+// bare value.
 func newRowMinMaxColumn(_ *plan, _ *PipeStats, f StatsFunc, _ []string, _ *memTracker) (statsColumn, error) {
 	if len(f.Fields) == 0 {
 		return nil, fmt.Errorf("%s needs a field to compare", f.Name)
 	}
+	value := f.Name == "field_min" || f.Name == "field_max"
+	if value && len(f.Fields) != 2 {
+		return nil, fmt.Errorf("%s needs a field to compare and a field to return", f.Name)
+	}
 	return &stateColumn{newFunc: func() statsState {
-		return &rowMinMaxState{field: f.Fields[0], fields: f.Fields[1:], min: f.Name == "row_min"}
+		return &rowMinMaxState{field: f.Fields[0], fields: f.Fields[1:], min: f.Name == "row_min" || f.Name == "field_min", value: value}
 	}}, nil
 }
 
 // rowMinMaxState keeps the fields of the row with the smallest or largest
-// value of field (empty values are skipped).
+// value of field (empty values are skipped); the earlier row wins a tie.
+// With value set (field_min, field_max) its result is the bare value of
+// its one field instead of a JSON object.
 type rowMinMaxState struct {
 	field  string
 	fields []string
 	min    bool
+	value  bool
 	has    bool
 	val    string
 	key    valueKey // val's, parsed once
@@ -94,6 +114,12 @@ func (s *rowMinMaxState) merge(o statsState) {
 }
 
 func (s *rowMinMaxState) result() string {
+	if s.value {
+		if len(s.row) == 0 {
+			return ""
+		}
+		return s.row[0].Value
+	}
 	if !s.has {
 		return "{}" // as VictoriaLogs: no row had the field
 	}

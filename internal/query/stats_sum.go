@@ -1,6 +1,6 @@
 package query
 
-// This file holds sum and avg, which share sumColumn. Its spill encoding is
+// This file holds sum, avg and rate_sum, which share sumColumn. Its spill encoding is
 // in pipe_stats_spill.go, beside countColumn's.
 
 // newSumColumn compiles sum and avg.
@@ -8,10 +8,12 @@ func newSumColumn(_ *plan, _ *PipeStats, f StatsFunc, fields []string, _ *memTra
 	return &sumColumn{fields: fields, avg: f.Name == "avg"}, nil
 }
 
-// sumColumn implements sum and avg over the values that parse as numbers.
+// sumColumn implements sum, avg and rate_sum over the values that parse
+// as numbers.
 type sumColumn struct {
 	fields []string
 	avg    bool
+	rate   float64 // rate_sum: seconds of the _time bucket or the query's time range
 	sum    []float64
 	n      []int64 // numbers seen
 }
@@ -55,6 +57,9 @@ func (c *sumColumn) number(g int) (float64, bool) {
 	if c.avg {
 		return c.sum[g] / float64(c.n[g]), true
 	}
+	if c.rate > 0 {
+		return c.sum[g] / c.rate, true
+	}
 	return c.sum[g], true
 }
 
@@ -62,8 +67,6 @@ func (c *sumColumn) result(g int) string {
 	if c.n[g] == 0 {
 		return "NaN"
 	}
-	if c.avg {
-		return formatNumber(c.sum[g] / float64(c.n[g]))
-	}
-	return formatNumber(c.sum[g])
+	f, _ := c.number(g)
+	return formatNumber(f)
 }

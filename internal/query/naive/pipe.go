@@ -543,7 +543,8 @@ func runningFunc(f query.RunningFunc, rows []row) string {
 	panic("naive: unknown running function " + f.Name)
 }
 
-// decimalNumber reads what VictoriaLogs' running sum adds: an optional
+// decimalNumber reads what VictoriaLogs' tryParseFloat64 reads, what the
+// running sum adds and stddev reads: an optional
 // minus, decimal digits and an optional fraction, '_' allowed between
 // digits, no leading zero before other digits, no exponent; the value is
 // the integer part plus the fraction's digits times a power of ten.

@@ -153,6 +153,14 @@ func argValues(r row, args []string) []string {
 	return vals
 }
 
+// everyField returns args, or the pattern "*" when they mean every field.
+func everyField(args []string) []string {
+	if isAllFields(args) {
+		return []string{"*"}
+	}
+	return args
+}
+
 // isAllFields reports whether a function's arguments mean "every field".
 func isAllFields(args []string) bool {
 	return len(args) == 0 || (len(args) == 1 && args[0] == "*")
@@ -300,6 +308,108 @@ func (ev *evaluator) statsFunc(p *query.PipeStats, sf query.StatsFunc, rows []ro
 			}
 		}
 		return rowJSON(best, outFields), nil
+
+	case "field_min", "field_max":
+		// The value of the second field in the first row holding the
+		// smallest (largest) non-empty value of the first.
+		if len(args) != 2 {
+			return "", fmt.Errorf("want two fields")
+		}
+		var best row
+		for _, r := range rows {
+			v := r[args[0]]
+			if v == "" {
+				continue
+			}
+			c := 0
+			if best != nil {
+				c = compareValues(v, best[args[0]])
+			}
+			if best == nil || (sf.Name == "field_min" && c < 0) || (sf.Name == "field_max" && c > 0) {
+				best = r
+			}
+		}
+		return best[args[1]], nil
+
+	case "any":
+		// The first row's non-empty value.
+		for _, r := range rows {
+			if v := r[args[0]]; v != "" {
+				return v, nil
+			}
+		}
+		return "", nil
+
+	case "row_any":
+		// The first row with a non-empty value of one of the fields: those
+		// fields' non-empty values, by name.
+		for _, r := range rows {
+			picked := map[string]string{}
+			for name, v := range r {
+				if v == "" {
+					continue
+				}
+				for _, a := range args {
+					if isAllFields(args) || a == name || (strings.HasSuffix(a, "*") && matchPattern(a, name)) {
+						picked[name] = v
+					}
+				}
+				if isAllFields(args) {
+					picked[name] = v
+				}
+			}
+			if len(picked) > 0 {
+				var parts []string
+				for _, name := range sortedNames(picked) {
+					parts = append(parts, jsonQuote(name)+":"+jsonQuote(picked[name]))
+				}
+				return "{" + strings.Join(parts, ",") + "}", nil
+			}
+		}
+		return "{}", nil
+
+	case "stddev":
+		// Population standard deviation of the plain decimals, two passes.
+		var nums []float64
+		for _, r := range rows {
+			for _, v := range argValues(r, everyField(args)) {
+				if f, ok := decimalNumber(v); ok {
+					nums = append(nums, f)
+				}
+			}
+		}
+		if len(nums) == 0 {
+			return "NaN", nil
+		}
+		mean := 0.0
+		for _, f := range nums {
+			mean += f
+		}
+		mean /= float64(len(nums))
+		q := 0.0
+		for _, f := range nums {
+			q += (f - mean) * (f - mean)
+		}
+		return formatFloat(math.Sqrt(q / float64(len(nums)))), nil
+
+	case "rate_sum":
+		seconds, err := ev.rateSeconds(p)
+		if err != nil {
+			return "", err
+		}
+		sum, count := 0.0, 0
+		for _, r := range rows {
+			for _, v := range argValues(r, everyField(args)) {
+				if f, ok := anyNumber(v); ok {
+					sum += f
+					count++
+				}
+			}
+		}
+		if count == 0 {
+			return "NaN", nil
+		}
+		return formatFloat(sum / seconds), nil
 
 	case "rate":
 		seconds, err := ev.rateSeconds(p)
