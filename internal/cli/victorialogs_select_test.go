@@ -561,9 +561,10 @@ func TestVictoriaLogsSelectOracle(t *testing.T) {
 				"query/week-range-offset": `_time:week_range(Fri, Sat] offset -3h | stats count() n`,
 				"query/week-range-sunday": `_time:week_range[Sun, Sun] | stats count() n`,
 				// One possible answer per group for any and row_any.
-				"query/any-by-self": `* | stats by (service) any(service) a, row_any(service, level) if (level:error) r, row_any(nosuch) n`,
-				"query/field-min":   `level:error | stats by (service) field_min(latency_ms, host) a, field_max(latency_ms, host) b, field_min(nosuch, host) c`,
-				"query/field-time":  `generated | stats by (app) field_min(_time, n) a, field_max(_time, _msg) b, field_max(n, env) c`,
+				"query/any-by-self":     `* | stats by (service) any(service) a, row_any(service, level) if (level:error) r, row_any(nosuch) n`,
+				"query/field-min":       `level:error | stats by (service) field_min(latency_ms, host) a, field_max(latency_ms, host) b, field_min(nosuch, host) c`,
+				"query/count-uniq-hash": `* | stats by (level) count_uniq_hash(service) a, count_uniq_hash(service, host) b, count_uniq_hash(_time) c, count_uniq_hash(status) limit 2 d`,
+				"query/field-time":      `generated | stats by (app) field_min(_time, n) a, field_max(_time, _msg) b, field_max(n, env) c`,
 			} {
 				o.check(t, name, post("/select/logsql/query", "query", q), sameRows(false, nil))
 			}
@@ -636,6 +637,7 @@ func TestVictoriaLogsSelectOracle(t *testing.T) {
 				`NOT pm:pattern_match("<N>") | fields _msg`,
 				`* | stats stddev(v) a, stddev(x) b, stddev(y) c, stddev(n) d, stddev(w) e`,
 				`* | stats field_min(v, _msg) a, field_max(w, _msg) b, field_min(n, _msg) c`,
+				`* | stats count_uniq_hash(v) a, count_uniq_hash(w) b, count_uniq_hash(n) c, count_uniq_hash(a, b) d`,
 			} {
 				o.check(t, fmt.Sprintf("query/numbers-%d", i), tenant70(post("/select/logsql/query", "query", q)), sameRows(strings.Contains(q, "sort"), nil))
 			}

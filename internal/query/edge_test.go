@@ -65,6 +65,8 @@ var edgeLines = []string{
 	// Numbers to collapse, times to shift, words and pieces.
 	`{"ts":"2026-01-01T00:00:29Z","msg":"req 1234 took 45ms from 10.0.0.1 at 2024-12-25T10:20:30.123+05:00 id 550e8400-e29b-41d4-a716-446655440000 v1.2.3 0xdeadbeef abc 1a ЫВА123 foo123_456","t2":"2026-01-01 10:00:00.5Z","t3":"bad","words":"Hello, wörld! hello_1 héllo Hello <x> 'q'","csv":"a,<b>,,'c',"}`,
 	`{"ts":"2026-01-01T00:00:30Z","msg":"2024/12/25 10:20:30,555 done 3h5m6s43ms 12:30:45 1.23.45.67 ab12 abcdef1","t2":"2026-01-01T10:00:00+0200","words":"x x x","csv":"é,\u0001\t"}`,
+	// count_uniq_hash of one field: "1000" is "1_000"; "-0" is not "0".
+	`{"ts":"2026-01-01T00:00:26Z","msg":"n13","v":"1000","w":"-0","x":"0"}`,
 }
 
 var edgeQueries = []string{
@@ -223,6 +225,9 @@ var edgeQueries = []string{
 	`* | stats by (level) stddev(http.status) a, stddev(_time) b`,
 	`_time:[2026-01-01T00:00:00Z, 2026-01-01T00:01:00Z) | stats rate_sum(v) a, rate_sum(w) b, rate_sum(*) c, rate_sum(nosuch) d`,
 	`* | stats by (_time:10s) rate_sum(w) a, stddev(w) if (w:~"^[0-9]") b`,
+	`* | stats count_uniq_hash(v) a, count_uniq_hash(w) b, count_uniq_hash(v, w) c, count_uniq_hash(nosuch) d, count_uniq_hash(_time) e, count_uniq_hash(v) limit 3 f`,
+	`* | stats count_uniq_hash(w) a, count_uniq_hash(x) b, count_uniq_hash(w, x) c, count_uniq(v) d`,
+	`* | stats by (level) count_uniq_hash(_msg) a, count_uniq_hash(http.status) if (http.status:*) b`,
 	`* | stats by (level) field_min(_time, _msg) a, field_max(_time, _msg) b, field_max(_msg, _time) c`,
 }
 
@@ -235,8 +240,8 @@ func TestEdgeLines(t *testing.T) {
 		compareNaive(t, path, text, 64, func(workers int, st query.Stats) {
 			if text == `* | stats by (level) count() n` {
 				// Every line was parsed: the counts are exact.
-				if st.BadLines != 2 || st.PlainLines != 2 || st.Lines != 36 {
-					t.Errorf("stats: %d bad, %d plain, %d lines; want 2 bad (truncated, invalid UTF-8), 2 plain (text, spaces), 36 lines", st.BadLines, st.PlainLines, st.Lines)
+				if st.BadLines != 2 || st.PlainLines != 2 || st.Lines != 37 {
+					t.Errorf("stats: %d bad, %d plain, %d lines; want 2 bad (truncated, invalid UTF-8), 2 plain (text, spaces), 37 lines", st.BadLines, st.PlainLines, st.Lines)
 				}
 			}
 		})

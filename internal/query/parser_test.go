@@ -397,6 +397,7 @@ func TestParseSuccess(t *testing.T) {
 	f("* | stats row_max(bytes) as r", "* | stats row_max(bytes) as r")
 	f("* | stats row_max(bytes, *) as r", "* | stats row_max(bytes) as r")
 	f("* | stats rate() as r", "* | stats rate() as r")
+	f("* | stats count_uniq_hash(a), count_uniq_hash(a, b) limit 5 n", `* | stats count_uniq_hash(a) as "count_uniq_hash(a)", count_uniq_hash(a, b) limit 5 as n`)
 	f("* | stats stddev(latency), stddev(*) s, stddev(a, http*) t", `* | stats stddev(latency) as "stddev(latency)", stddev(*) as s, stddev(a, http*) as t`)
 	f("* | stats rate_sum(bytes), rate_sum(b*) r", `* | stats rate_sum(bytes) as "rate_sum(bytes)", rate_sum(b*) as r`)
 	f("* | stats any(host), any(_msg) as m", `* | stats any(host) as "any(host)", any(_msg) as m`)
@@ -647,6 +648,8 @@ func TestParseFailure(t *testing.T) {
 	f(`* | stats row_min() as r`, 18, "first argument of row_min()")
 	f(`* | stats row_min(a*) as r`, 18, "first argument of row_min()")
 	f(`* | stats rate(x) as r`, 15, "rate() takes no arguments")
+	f(`* | stats count_uniq_hash() as r`, 26, "count_uniq_hash() needs at least one field")
+	f(`* | stats count_uniq_hash(*) as r`, 26, "takes no field pattern")
 	f(`* | stats any() as r`, 14, "any() takes exactly one field name")
 	f(`* | stats any(a, b) as r`, 14, "any() takes exactly one field name")
 	f(`* | stats any(a*) as r`, 14, "any() takes exactly one field name")
@@ -892,7 +895,7 @@ func TestPipeNames(t *testing.T) {
 // (getStatsFuncDefs) and the functions that take "limit N".
 func TestStatsFuncNames(t *testing.T) {
 	want := []string{
-		"any", "avg", "count", "count_empty", "count_uniq", "field_max", "field_min", "max", "median", "min", "quantile",
+		"any", "avg", "count", "count_empty", "count_uniq", "count_uniq_hash", "field_max", "field_min", "max", "median", "min", "quantile",
 		"rate", "rate_sum", "row_any", "row_max", "row_min", "stddev", "sum", "sum_len", "uniq_values", "values",
 	}
 	if got := supportedStatsFuncNames(); !reflect.DeepEqual(got, want) {
@@ -902,7 +905,7 @@ func TestStatsFuncNames(t *testing.T) {
 		if !isStatsFuncName(strings.ToUpper(name)) || !isReservedWord(name) {
 			t.Errorf("%q: not a stats function name or not a reserved word", name)
 		}
-		wantLimit := name == "count_uniq" || name == "uniq_values" || name == "values"
+		wantLimit := name == "count_uniq" || name == "count_uniq_hash" || name == "uniq_values" || name == "values"
 		if got := getStatsFuncDefs()[name].limit; got != wantLimit {
 			t.Errorf("%q takes limit: %v, want %v", name, got, wantLimit)
 		}

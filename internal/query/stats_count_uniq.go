@@ -21,6 +21,35 @@ func (p *parser) parseCountUniqArgs(sf *StatsFunc, args []string, argsPos int) e
 	return nil
 }
 
+// parseCountUniqHashArgs parses the fields of count_uniq_hash: at least
+// one, each a name (VictoriaLogs refuses "*" and patterns here).
+func (p *parser) parseCountUniqHashArgs(sf *StatsFunc, args []string, argsPos int) error {
+	if len(args) == 0 {
+		return p.errorHint(argsPos, "for example: count_uniq_hash(user_id)", "count_uniq_hash() needs at least one field")
+	}
+	for _, a := range args {
+		if strings.HasSuffix(a, "*") {
+			return p.errorf(argsPos, "count_uniq_hash() takes no field pattern such as %q (VictoriaLogs refuses it too): name the fields", a)
+		}
+	}
+	sf.Fields = args
+	return nil
+}
+
+// newCountUniqHashColumn compiles count_uniq_hash. VictoriaLogs counts
+// the distinct 64-bit hashes of the values, and of one field it reads
+// integers as numbers ("1_000" and "1000" are one value; "01" is text) and
+// _time as its timestamp. spate counts the same distinct values exactly, as
+// count_uniq does (a hash collision would make VictoriaLogs' count lower,
+// about once in 2^64 pairs).
+func newCountUniqHashColumn(_ *plan, _ *PipeStats, f StatsFunc, fields []string, mem *memTracker) (statsColumn, error) {
+	return &stateColumn{newFunc: func() statsState {
+		s := newUniqState(fields, f.Limit, mem)
+		s.ints = len(fields) == 1
+		return s
+	}}, nil
+}
+
 // newCountUniqColumn compiles count_uniq.
 func newCountUniqColumn(_ *plan, _ *PipeStats, f StatsFunc, fields []string, mem *memTracker) (statsColumn, error) {
 	return &stateColumn{newFunc: func() statsState { return newUniqState(fields, f.Limit, mem) }}, nil
@@ -35,6 +64,9 @@ type uniqState struct {
 	hll    *hyperloglog.Sketch
 	mem    *memTracker
 	key    []byte
+	// ints (count_uniq_hash of one field) keys an integer value by its
+	// number and _time by its timestamp: intKey.
+	ints bool
 }
 
 func newUniqState(fields []string, limit int64, mem *memTracker) *uniqState {
@@ -44,7 +76,14 @@ func newUniqState(fields []string, limit int64, mem *memTracker) *uniqState {
 func (s *uniqState) update(r *Row) {
 	k := s.key[:0]
 	empty := true
-	if len(s.fields) == 0 {
+	if s.ints {
+		v := r.Get(s.fields[0])
+		if v == "" {
+			return
+		}
+		k = appendIntKey(k, s.fields[0], v, r)
+		empty = false
+	} else if len(s.fields) == 0 {
 		for _, f := range r.Fields {
 			k = binary.AppendUvarint(k, uint64(len(f.Value)))
 			k = append(k, f.Value...)
@@ -122,4 +161,25 @@ func (s *uniqState) result() string {
 		return formatNumber(float64(n))
 	}
 	return formatNumber(float64(s.set.len()))
+}
+
+// appendIntKey appends the count_uniq_hash key of the non-empty value v of
+// field in r: a tag byte, then an integer's 8 bytes ('u' for a
+// non-negative one as VictoriaLogs' tryParseUint64 reads it, also _time's
+// Unix nanoseconds; 'n' for a negative one), else the text ('s').
+func appendIntKey(dst []byte, field, v string, r *Row) []byte {
+	if field == "_time" {
+		if t, ok := rowTime(r); ok {
+			return binary.LittleEndian.AppendUint64(append(dst, 'u'), uint64(t))
+		}
+	}
+	if n, ok := parseUintDigitsLit(v); ok {
+		return binary.LittleEndian.AppendUint64(append(dst, 'u'), n)
+	}
+	if v[0] == '-' {
+		if n, ok := parseUintDigitsLit(v[1:]); ok && n <= 1<<63 {
+			return binary.LittleEndian.AppendUint64(append(dst, 'n'), -n)
+		}
+	}
+	return append(append(dst, 's'), v...)
 }

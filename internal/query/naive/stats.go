@@ -219,6 +219,26 @@ func (ev *evaluator) statsFunc(p *query.PipeStats, sf query.StatsFunc, rows []ro
 		}
 		return strconv.FormatInt(n, 10), nil
 
+	case "count_uniq_hash":
+		// Distinct non-empty tuples; of one field, an integer is its number
+		// ("1_000" is "1000", "01" is text) and _time its instant.
+		seen := make(map[string]bool)
+		for _, r := range rows {
+			vals := argValues(r, args)
+			if allEmpty(vals) {
+				continue
+			}
+			if len(args) == 1 {
+				vals = []string{intKey(args[0], vals[0])}
+			}
+			seen[tupleKey(vals)] = true
+		}
+		n := int64(len(seen))
+		if sf.Limit > 0 && n > sf.Limit {
+			n = sf.Limit
+		}
+		return strconv.FormatInt(n, 10), nil
+
 	case "sum", "avg":
 		sum, count := 0.0, 0
 		for _, r := range rows {
@@ -534,4 +554,32 @@ func (ev *evaluator) rateSeconds(p *query.PipeStats) (float64, error) {
 		return 0, fmt.Errorf("rate() needs a bounded _time filter at the top of the query")
 	}
 	return float64(ev.timeMax-ev.timeMin+1) / 1e9, nil
+}
+
+// intKey is count_uniq_hash's identity of the value v of field: "t" and
+// the Unix nanoseconds of a _time, "u" or "n" and the number of a
+// non-negative or negative integer (digits with optional '_', no leading
+// zero), else "s" and the text.
+func intKey(field, v string) string {
+	if field == "_time" {
+		if t, ok := parseTime(v); ok {
+			return "u" + strconv.FormatUint(uint64(t), 10)
+		}
+	}
+	digits := func(p string) (uint64, bool) {
+		if p == "" || (len(p) > 1 && p[0] == '0') || strings.Trim(p, "_0123456789") != "" || strings.Trim(p, "_") == "" {
+			return 0, false
+		}
+		n, err := strconv.ParseUint(strings.ReplaceAll(p, "_", ""), 10, 64)
+		return n, err == nil
+	}
+	if n, ok := digits(v); ok {
+		return "u" + strconv.FormatUint(n, 10)
+	}
+	if rest, ok := strings.CutPrefix(v, "-"); ok {
+		if n, ok := digits(rest); ok && n <= 1<<63 {
+			return "n" + strconv.FormatUint(n, 10)
+		}
+	}
+	return "s" + v
 }
