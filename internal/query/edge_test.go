@@ -176,7 +176,7 @@ var edgeQueries = []string{
 	`* | sort by (_time desc) partition by (level, http.status) offset 1 limit 2 rank as r | fields r, level, _time`,
 	`* | first by (v) partition by (w) rank | fields rank, v, w`,
 	`* | last 2 by (_time) partition (level) | fields _time, level`,
-	`* | sort by (v) rank | fields rank, v`,
+	`* | sort by (_time desc, _msg) rank | fields rank, _time, _msg`,
 	`* | running_stats count() n, count(level) nl, sum(v) s, min(w) mn, max(w) mx | fields _time, n, nl, s, mn, mx`,
 	`* | running_stats by (level) first(_msg) f, first(v) offset 2 f2, last(_msg) l, last(v) offset 1 l1, count(*) c | fields _time, level, f, f2, l, l1, c`,
 	`* | total_stats by (level) count() n, sum(v) s, max(v), min(http*) | fields _time, level, n, s, "max(v)", "min(http*)"`,
