@@ -22,6 +22,10 @@ var benchQueries = []struct{ name, q string }{
 	{"uniq_paths", `* | stats by (service) count_uniq(path)`},
 	// What the query API runs for limit=100 (the last 100 logs).
 	{"last_100", `* | sort by (_time) desc limit 100`},
+	// A join with rows written out (what a subquery becomes), row by row.
+	{"join_rows", `* | join by (service) rows({service:auth, team:id}, {service:cart, team:shop}, {service:search, team:find}) | stats by (team) count()`},
+	// Top 3 per partition.
+	{"sort_partition", `* | sort by (latency_ms desc) partition by (service) limit 3`},
 }
 
 func benchData(b *testing.B, size int64) []byte {

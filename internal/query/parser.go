@@ -325,8 +325,8 @@ var (
 	// storage block (const, dict, uint8, ...), which depends on the other
 	// rows stored in that block: see docs/query.md.
 	unsupportedFilterFuncs = []string{"value_type"}
-	supportedMathFuncs     = []string{"abs", "ceil", "exp", "floor", "ln", "max", "min", "round"}
-	unsupportedMathFuncs   = []string{"now", "rand"}
+	supportedMathFuncs     = []string{"abs", "ceil", "exp", "floor", "ln", "max", "min", "now", "rand", "round"}
+	unsupportedMathFuncs   = []string{}
 )
 
 // isPipeName reports whether s names a VictoriaLogs pipe.

@@ -2,9 +2,11 @@ package query
 
 import (
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // This file holds the math pipe ("math" or "eval"), parsed as
@@ -12,11 +14,13 @@ import (
 //	math expr [as] result, ...
 //
 // with VictoriaLogs' operator priorities: '^' binds tightest, then '*', '/'
-// and '%', then '+' and '-', and "default" loosest ("x default -1"). All
+// and '%', then '+' and '-', then '&', "xor" and "or" (bitwise, on the
+// numbers' uint64 conversions), and "default" loosest ("x default -1"). All
 // binary operators are left-associative. Unary minus applies to the operand
 // that follows it ("-x ^ 2" is (-x)^2). Operands are numbers (with units:
 // "1KiB", "5m"), field names, parenthesized expressions and the functions
-// abs, ceil, exp, floor, ln, max, min and round.
+// abs, ceil, exp, floor, ln, max, min, round, now (the query's time, in
+// Unix nanoseconds) and rand (uniform in [0, 1)).
 
 // MathExpr is a node of a math expression.
 //   - Op "num": a number literal, Num (Text as written).
@@ -117,6 +121,9 @@ var mathOps = map[string]int{
 	"%":       2,
 	"+":       3,
 	"-":       3,
+	"&":       4,
+	"xor":     5,
+	"or":      6,
 	"default": 10,
 }
 
@@ -161,8 +168,9 @@ func (p *parser) mathOp() (string, int, bool) {
 	case t.kind == lexPunct:
 		prio, ok := mathOps[t.text]
 		return t.text, prio, ok
-	case tokIsKw(t, "default"):
-		return "default", mathOps["default"], true
+	case tokIsKw(t, "default", "xor", "or"):
+		op := strings.ToLower(t.text)
+		return op, mathOps[op], true
 	}
 	return "", 0, false
 }
@@ -177,9 +185,6 @@ func (p *parser) parseMathExpr(maxPrio int) (*MathExpr, error) {
 	for {
 		op, prio, ok := p.mathOp()
 		if !ok {
-			if t := p.cur(); t.kind == lexPunct && t.text == "&" || tokIsKw(t, "xor", "or") {
-				return nil, p.errorf(t.pos, "math operator %q is not supported by spate", strings.ToLower(t.text))
-			}
 			return left, nil
 		}
 		if prio > maxPrio {
@@ -209,6 +214,8 @@ var mathArity = map[string][2]int{
 	"ln":    {1, 1},
 	"max":   {2, -1},
 	"min":   {2, -1},
+	"now":   {0, 0},
+	"rand":  {0, 0},
 	"round": {1, 2},
 }
 
@@ -243,8 +250,6 @@ func (p *parser) parseMathOperand() (*MathExpr, error) {
 	case t.kind == lexPunct && t.text == "+":
 		p.next()
 		return p.parseMathOperand()
-	case t.kind == lexWord && slices.Contains(unsupportedMathFuncs, strings.ToLower(t.text)):
-		return nil, p.errorf(t.pos, "math function %q is not supported by spate: its result is not deterministic", strings.ToLower(t.text))
 	case t.kind == lexWord && slices.Contains(supportedMathFuncs, strings.ToLower(t.text)):
 		return p.parseMathFunc()
 	case t.kind == lexWord || t.kind == lexQuoted:
@@ -317,22 +322,51 @@ func (p *parser) parseMathFunc() (*MathExpr, error) {
 	return e, nil
 }
 
-func (p *PipeMath) newProcessor(_ *plan, next processor) (processor, error) {
-	return &mathProc{assigns: p.Assigns, next: next}, nil
+func (p *PipeMath) newProcessor(pl *plan, next processor) (processor, error) {
+	now := pl.opts.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	env := &mathEnv{now: float64(now.UnixNano())}
+	if usesRand(p.Assigns) {
+		env.rng = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+	}
+	return &mathProc{assigns: p.Assigns, env: env, next: next}, nil
 }
 
 // mathProc implements math (eval): each assignment is computed in order, so
 // later expressions see earlier results.
 type mathProc struct {
 	assigns []MathAssign
+	env     *mathEnv
 	next    processor
 	arena   arena
+}
+
+// mathEnv is what now() and rand() read: the query's time (Options.Now,
+// or the time the pipe was compiled), in Unix nanoseconds, and a random
+// source of the processor's own (a worker's).
+type mathEnv struct {
+	now float64
+	rng *rand.Rand
+}
+
+// usesRand reports whether an expression of assigns calls rand().
+func usesRand(assigns []MathAssign) bool {
+	var walk func(e *MathExpr) bool
+	walk = func(e *MathExpr) bool {
+		if e.Op == "rand" {
+			return true
+		}
+		return slices.ContainsFunc(e.Args, walk)
+	}
+	return slices.ContainsFunc(assigns, func(a MathAssign) bool { return walk(a.Expr) })
 }
 
 func (p *mathProc) push(r *Row) error {
 	p.arena.reset()
 	for _, a := range p.assigns {
-		v := evalMath(a.Expr, r)
+		v := evalMath(a.Expr, r, p.env)
 		r.Set(a.Result, p.arena.take(appendNumber(p.arena.appendBuf(32), v)))
 	}
 	return p.next.push(r)
@@ -341,10 +375,10 @@ func (p *mathProc) push(r *Row) error {
 func (p *mathProc) flush() error { return p.next.flush() }
 
 // evalMath evaluates e over r; a field that is not a number is NaN.
-func evalMath(e *MathExpr, r *Row) float64 {
+func evalMath(e *MathExpr, r *Row, env *mathEnv) float64 {
 	arg := func(i int) float64 {
 		if i < len(e.Args) {
-			return evalMath(e.Args[i], r)
+			return evalMath(e.Args[i], r, env)
 		}
 		return math.NaN()
 	}
@@ -428,12 +462,25 @@ func evalMath(e *MathExpr, r *Row) float64 {
 			}
 		}
 		return m
-	case "&":
-		return float64(uint64(arg(0)) & uint64(arg(1)))
-	case "|":
-		return float64(uint64(arg(0)) | uint64(arg(1)))
-	case "xor":
-		return float64(uint64(arg(0)) ^ uint64(arg(1)))
+	case "&", "xor", "or":
+		// On the numbers' uint64 conversions, as VictoriaLogs computes them.
+		x, y := arg(0), arg(1)
+		if math.IsNaN(x) || math.IsNaN(y) {
+			return math.NaN()
+		}
+		a, b := uint64(x), uint64(y)
+		switch e.Op {
+		case "&":
+			return float64(a & b)
+		case "xor":
+			return float64(a ^ b)
+		}
+		return float64(a | b)
+	case "now":
+		return env.now
+	case "rand":
+		// As VictoriaLogs: a uint32 over 2^32.
+		return float64(env.rng.Uint32()) / (1 << 32)
 	}
 	return math.NaN()
 }

@@ -1,13 +1,31 @@
 package query
 
-import "strconv"
+import (
+	"slices"
+	"strconv"
+	"strings"
+)
 
-// PipeUniq returns the distinct value tuples of By: "uniq by (a, b) [with
-// hits] [limit N]".
+// PipeUniq returns the distinct value tuples of By: "uniq by (a, b)
+// [filter S] [with hits] [limit N]". With Filter (one field only), only
+// the values that contain the text S count, as in VictoriaLogs v1.52.1.
+// The hits field is "hits", or "hitss" and so on when a by-field has the
+// name (hitsName).
 type PipeUniq struct {
 	By       []string
+	Filter   string
 	WithHits bool
 	Limit    int64
+}
+
+// hitsName is the name of the hits field: "hits" with as many "s" added
+// as make it differ from the by-fields.
+func (p *PipeUniq) hitsName() string {
+	name := "hits"
+	for slices.Contains(p.By, name) {
+		name += "s"
+	}
+	return name
 }
 
 func (*PipeUniq) isPipe() {}
@@ -16,6 +34,9 @@ func (p *PipeUniq) String() string {
 	s := "uniq"
 	if len(p.By) > 0 {
 		s += " by (" + joinFieldPatterns(p.By) + ")"
+	}
+	if p.Filter != "" {
+		s += " filter " + quoteToken(p.Filter)
 	}
 	if p.WithHits {
 		s += " with hits"
@@ -26,7 +47,7 @@ func (p *PipeUniq) String() string {
 	return s
 }
 
-// parseUniqPipe parses "uniq [by] (a, b) [with hits] [limit N]".
+// parseUniqPipe parses "uniq [by] (a, b) [filter S] [with hits] [limit N]".
 func (p *parser) parseUniqPipe(_ string) (Pipe, error) {
 	p.next()
 	pos := p.cur().pos
@@ -41,7 +62,14 @@ func (p *parser) parseUniqPipe(_ string) (Pipe, error) {
 	for {
 		switch {
 		case p.isKw("filter"):
-			return nil, p.errorf(p.cur().pos, "'filter' in uniq pipe is not supported by spate")
+			fpos := p.cur().pos
+			p.next()
+			if pu.Filter, err = p.compound(stopsGeneric, "text after 'filter' in uniq pipe"); err != nil {
+				return nil, err
+			}
+			if len(pu.By) != 1 && pu.Filter != "" {
+				return nil, p.errorf(fpos, "'filter' in uniq pipe takes one field; got %d", len(pu.By))
+			}
 		case p.isKw("with"):
 			p.next()
 			if !p.isKw("hits") {
@@ -84,6 +112,9 @@ func newUniqProc(p *PipeUniq, next processor) *uniqProc {
 // VictoriaLogs v1.52.1: its row has no non-empty field, so it shows only
 // with hits, but later pipes count it.
 func (u *uniqProc) push(r *Row) error {
+	if u.p.Filter != "" && !strings.Contains(r.Get(u.p.By[0]), u.p.Filter) {
+		return nil
+	}
 	u.h.add(r)
 	return nil
 }
@@ -109,7 +140,7 @@ func (u *uniqProc) flush() error {
 			if over {
 				hits = 0
 			}
-			out.Set("hits", strconv.FormatInt(hits, 10))
+			out.Set(u.p.hitsName(), strconv.FormatInt(hits, 10))
 		}
 		if err := u.next.push(&out); err != nil {
 			if err == errStop {

@@ -2,8 +2,10 @@ package naive
 
 import (
 	"encoding/json"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/spate-io/spate/internal/query"
 )
@@ -98,7 +100,20 @@ func topRows(p *query.PipeTop, rows []row) []row {
 // first ones) and, as in VictoriaLogs, their hits are 0, since hits of a
 // partial answer would mislead.
 func uniqRows(p *query.PipeUniq, rows []row) []row {
+	if p.Filter != "" {
+		var kept []row
+		for _, r := range rows {
+			if strings.Contains(r[p.By[0]], p.Filter) {
+				kept = append(kept, r)
+			}
+		}
+		rows = kept
+	}
 	groups := countTuples(rows, p.By)
+	hitsName := "hits"
+	for slices.Contains(p.By, hitsName) {
+		hitsName += "s"
+	}
 	resetHits := false
 	if p.Limit > 0 && int64(len(groups)) > p.Limit {
 		groups = groups[:p.Limit]
@@ -115,7 +130,7 @@ func uniqRows(p *query.PipeUniq, rows []row) []row {
 			if resetHits {
 				hits = 0
 			}
-			r.set("hits", strconv.FormatInt(hits, 10))
+			r.set(hitsName, strconv.FormatInt(hits, 10))
 		}
 		out = append(out, r)
 	}
