@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/spate-io/spate/internal/ndjson"
 )
@@ -288,7 +289,7 @@ func subqueryRows(ctx context.Context, q *Query, maxBytes int64, run SubqueryRun
 // subqueryValues runs q, with "| uniq by (field)" added unless it ends
 // with uniq, and returns field's distinct values.
 func subqueryValues(ctx context.Context, q *Query, field string, maxBytes int64, run SubqueryRunner) ([]string, error) {
-	if _, ok := q.Pipes[len(q.Pipes)-1].(*PipeUniq); !ok {
+	if len(q.Pipes) == 0 || !isUniq(q.Pipes[len(q.Pipes)-1]) {
 		c := *q
 		c.Pipes = append(slices.Clip(c.Pipes), &PipeUniq{By: []string{field}})
 		q = &c
@@ -301,7 +302,7 @@ func subqueryValues(ctx context.Context, q *Query, field string, maxBytes int64,
 		if seen[v] {
 			return nil
 		}
-		v = string([]byte(v))
+		v = strings.Clone(v)
 		seen[v] = true
 		values = append(values, v)
 		size += int64(len(v)) + 32
@@ -326,6 +327,11 @@ func WithEmptyRows(s Sink) Sink { return allRows{s} }
 type allRows struct{ Sink }
 
 func (allRows) takesEmptyRows() {}
+
+func isUniq(p Pipe) bool {
+	_, ok := p.(*PipeUniq)
+	return ok
+}
 
 // sinkFunc is a Sink that calls a function with each row, including the
 // rows with no non-empty field (allRowsSink): the empty value is one of a
