@@ -4,8 +4,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-
-	"github.com/spate-io/spate/internal/ndjson"
 )
 
 // PipeFormat builds a field from a pattern: "format [if (f)] \"<a>:<uc:b>\" as
@@ -107,7 +105,7 @@ func (p *formatProc) push(r *Row) error {
 		case "lc":
 			b = append(b, strings.ToLower(v)...)
 		case "q":
-			b = ndjson.AppendQuoted(b, v)
+			b = appendJSONStringVL(b, v)
 		case "urlencode":
 			b = append(b, urlQueryEscape(v)...)
 		default:

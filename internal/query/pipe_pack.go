@@ -3,8 +3,6 @@ package query
 import (
 	"slices"
 	"strings"
-
-	"github.com/spate-io/spate/internal/ndjson"
 )
 
 // PipePack stores a row's fields, packed into one text, in Result (default
@@ -101,9 +99,7 @@ func (p *packProc) push(r *Row) error {
 			if n > 0 {
 				b = append(b, ',')
 			}
-			b = ndjson.AppendQuoted(b, f.Name)
-			b = append(b, ':')
-			b = ndjson.AppendQuoted(b, f.Value)
+			b = appendJSONFieldVL(b, f.Name, f.Value)
 			continue
 		}
 		if n > 0 {
@@ -111,7 +107,7 @@ func (p *packProc) push(r *Row) error {
 		}
 		b = append(append(b, f.Name...), '=')
 		if strings.IndexFunc(f.Value, func(c rune) bool { return c <= ' ' || c == '"' || c == '\\' }) >= 0 {
-			b = ndjson.AppendQuoted(b, f.Value)
+			b = appendJSONStringVL(b, f.Value)
 		} else {
 			b = append(b, f.Value...)
 		}

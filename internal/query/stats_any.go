@@ -4,8 +4,6 @@ import (
 	"encoding/binary"
 	"slices"
 	"strings"
-
-	"github.com/spate-io/spate/internal/ndjson"
 )
 
 // This file holds any and row_any, which return one row's value, or one
@@ -139,9 +137,7 @@ func (s *rowAnyState) result() string {
 		if len(b) > 1 {
 			b = append(b, ',')
 		}
-		b = ndjson.AppendQuoted(b, f.Name)
-		b = append(b, ':')
-		b = ndjson.AppendQuoted(b, f.Value)
+		b = appendJSONFieldVL(b, f.Name, f.Value)
 	}
 	return string(append(b, '}'))
 }

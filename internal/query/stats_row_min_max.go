@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/spate-io/spate/internal/ndjson"
 )
 
 // parseRowMinMaxArgs parses "field, field, ..." of row_min and row_max:
@@ -140,9 +138,7 @@ func (s *rowMinMaxState) result() string {
 			b = append(b, ',')
 		}
 		n++
-		b = ndjson.AppendQuoted(b, f.Name)
-		b = append(b, ':')
-		b = ndjson.AppendQuoted(b, f.Value)
+		b = appendJSONFieldVL(b, f.Name, f.Value)
 	}
 	return string(append(b, '}'))
 }

@@ -3,8 +3,6 @@ package query
 import (
 	"slices"
 	"strings"
-
-	"github.com/spate-io/spate/internal/ndjson"
 )
 
 // newUniqValuesColumn compiles uniq_values.
@@ -58,7 +56,7 @@ func (s *uniqValuesState) result() string {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = ndjson.AppendQuoted(b, v)
+		b = appendJSONStringVL(b, v)
 	}
 	return string(append(b, ']'))
 }

@@ -3,8 +3,6 @@ package query
 import (
 	"slices"
 	"strings"
-
-	"github.com/spate-io/spate/internal/ndjson"
 )
 
 // newValuesColumn compiles values.
@@ -59,7 +57,7 @@ func (s *valuesState) result() string {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = ndjson.AppendQuoted(b, v.v)
+		b = appendJSONStringVL(b, v.v)
 	}
 	return string(append(b, ']'))
 }

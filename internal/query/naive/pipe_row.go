@@ -1,7 +1,6 @@
 package naive
 
 import (
-	"fmt"
 	"regexp"
 	"slices"
 	"sort"
@@ -142,25 +141,11 @@ func timeAdd(v string, d int64) string {
 }
 
 // jsonStrings is the JSON array of vs as VictoriaLogs writes the arrays it
-// builds: quicktemplate's escaping ('<' and '\” as \u003c and \u0027,
-// control bytes as \u00xx but \b \f \n \r \t, invalid UTF-8 left as is).
+// builds (each string as jsonQuote writes it).
 func jsonStrings(vs []string) string {
 	parts := make([]string, len(vs))
 	for i, v := range vs {
-		var b strings.Builder
-		for _, c := range []byte(v) {
-			switch {
-			case c == '"' || c == '\\':
-				b.WriteString(`\` + string(c))
-			case c == '<' || c == '\'' || c < 0x20 && !strings.ContainsRune("\b\f\n\r\t", rune(c)):
-				fmt.Fprintf(&b, `\u%04x`, c)
-			case c < 0x20:
-				b.WriteString(map[byte]string{'\b': `\b`, '\f': `\f`, '\n': `\n`, '\r': `\r`, '\t': `\t`}[c])
-			default:
-				b.WriteByte(c)
-			}
-		}
-		parts[i] = `"` + b.String() + `"`
+		parts[i] = jsonQuote(v)
 	}
 	return "[" + strings.Join(parts, ",") + "]"
 }

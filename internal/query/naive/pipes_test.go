@@ -183,7 +183,7 @@ func TestFormatOption(t *testing.T) {
 	}
 	f("", "x", "x")
 	f("unknown", "x", "x")
-	f("q", `a "b" <c>`, `"a \"b\" <c>"`)
+	f("q", `a "b" <c>`, `"a \"b\" \u003cc>"`) // quicktemplate: < as \u003c
 	f("uc", "école", "ÉCOLE")
 	f("lc", "ÉCOLE", "école")
 	f("base64encode", "hi", "aGk=")

@@ -305,7 +305,7 @@ func (ev *evaluator) statsFunc(p *query.PipeStats, sf query.StatsFunc, rows []ro
 		if vals == nil {
 			vals = []string{}
 		}
-		return jsonArray(vals), nil
+		return jsonStrings(vals), nil
 
 	case "row_min", "row_max":
 		if len(args) == 0 {
@@ -530,15 +530,6 @@ func rowJSON(r row, fields []string) string {
 	}
 	b.WriteByte('}')
 	return b.String()
-}
-
-// jsonArray prints values as a JSON array of strings.
-func jsonArray(vals []string) string {
-	parts := make([]string, len(vals))
-	for i, v := range vals {
-		parts[i] = jsonQuote(v)
-	}
-	return "[" + strings.Join(parts, ",") + "]"
 }
 
 // rateSeconds is what rate() divides by: the step of a _time bucket among

@@ -1,7 +1,7 @@
 package naive
 
 import (
-	"encoding/json"
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -404,11 +404,25 @@ func mustParseFloat(s string) float64 {
 	return f
 }
 
-// jsonQuote returns v as a JSON string literal, without escaping <, > and &.
+// jsonQuote returns v as a JSON string literal as VictoriaLogs writes the
+// JSON it builds inside values (quicktemplate's escaping): '<' and '\”
+// as \u003c and \u0027, control bytes as \u00xx but \b \f \n \r \t,
+// invalid UTF-8 left as is.
 func jsonQuote(v string) string {
 	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v) // a string always encodes
-	return strings.TrimSuffix(b.String(), "\n")
+	b.WriteByte('"')
+	for _, c := range []byte(v) {
+		switch {
+		case c == '"' || c == '\\':
+			b.WriteString(`\` + string(c))
+		case c == '<' || c == '\'' || c < 0x20 && !strings.ContainsRune("\b\f\n\r\t", rune(c)):
+			fmt.Fprintf(&b, `\u%04x`, c)
+		case c < 0x20:
+			b.WriteString(map[byte]string{'\b': `\b`, '\f': `\f`, '\n': `\n`, '\r': `\r`, '\t': `\t`}[c])
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
 }
