@@ -238,6 +238,10 @@ var edgeQueries = []string{
 	`* | stats by (level) count_uniq_hash(_msg) a, count_uniq_hash(http.status) if (http.status:*) b`,
 	`* | stats by (level) field_min(_time, _msg) a, field_max(_time, _msg) b, field_max(_msg, _time) c`,
 	`q:* | stats values(q) v, uniq_values(q) u, row_min(q) a, row_max(q, q, r) b, row_any(q) c`,
+	`cc:contains_any("") | stats count() n`,
+	`cc:contains_any("", zzz) | fields _msg`,
+	`cc:contains_all("", ERRORS) | fields _msg`,
+	`* | stats count() if (cc:contains_any("")) a, count() if (cc:contains_all("")) b, count() if (cc:in("")) c, count() if (cc:in("", ERRORS)) d`,
 	`q:* | pack_json fields (q, r) as p | pack_logfmt fields (q, r) as l | format "<q:q>" as f | fields p, l, f`,
 }
 

@@ -5,6 +5,7 @@ import (
 	"math"
 	"regexp"
 	"regexp/syntax"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -69,12 +70,20 @@ func compileFilter(f Filter) (matcher, error) {
 		if f.Sub != nil {
 			return nil, errUnresolved("contains_any()", f.Sub)
 		}
+		if slices.Contains(f.Phrases, "") {
+			// As in VictoriaLogs: an empty phrase makes contains_any()
+			// match every row, those without the field too.
+			return matchAll{}, nil
+		}
 		return &matchContains{field: f.Field, ps: newPhrases(f.Phrases), any: true}, nil
 	case *FilterContainsAll:
 		if f.Sub != nil {
 			return nil, errUnresolved("contains_all()", f.Sub)
 		}
-		return &matchContains{field: f.Field, ps: newPhrases(f.Phrases)}, nil
+		// As in VictoriaLogs: contains_all() passes over empty phrases
+		// (contains_all("") matches every row).
+		phrases := slices.DeleteFunc(slices.Clone(f.Phrases), func(p string) bool { return p == "" })
+		return &matchContains{field: f.Field, ps: newPhrases(phrases)}, nil
 	case *FilterSeq:
 		return &matchSeq{field: f.Field, ps: newPhrases(f.Phrases)}, nil
 	case *FilterRegexp:

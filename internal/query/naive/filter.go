@@ -56,7 +56,8 @@ func (ev *evaluator) match(f query.Filter, r row) bool {
 			phrases = ev.subqueryValues(f.Sub, f.SubField)
 		}
 		for _, p := range phrases {
-			if matchPhrase(r[f.Field], p) {
+			// An empty phrase matches every row (VictoriaLogs).
+			if p == "" || matchPhrase(r[f.Field], p) {
 				return true
 			}
 		}
@@ -67,7 +68,8 @@ func (ev *evaluator) match(f query.Filter, r row) bool {
 			phrases = ev.subqueryValues(f.Sub, f.SubField)
 		}
 		for _, p := range phrases {
-			if !matchPhrase(r[f.Field], p) {
+			// An empty phrase is passed over (VictoriaLogs).
+			if p != "" && !matchPhrase(r[f.Field], p) {
 				return false
 			}
 		}
