@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/spate-io/spate/internal/ndjson"
 )
 
 // SortField is one key of a sort.
@@ -281,6 +279,8 @@ type sortProc struct {
 	worstFor  *Row
 	keyA      []byte // compare's scratch, for a sort without fields
 	keyB      []byte
+	idxA      []int
+	idxB      []int
 	next      processor
 	// size is the bytes the kept rows hold (about); maxSize, if > 0, is
 	// Options.MaxMemory: past it the sort fails with ErrMemoryLimit.
@@ -418,10 +418,10 @@ func (p *sortProc) rejectsNumber(v float64) bool {
 
 func (p *sortProc) compare(a, b *Row) int {
 	if len(p.by) == 0 {
-		// Without fields, rows sort by all of theirs: their name:value
-		// pairs in name order, compared naturally as one text, as
-		// VictoriaLogs does; a trailing desc reverses it.
-		p.keyA, p.keyB = appendAllFieldsKey(p.keyA[:0], a), appendAllFieldsKey(p.keyB[:0], b)
+		// Without fields, rows sort by all of theirs, compared naturally
+		// as one text (see appendAllFieldsKeys), as VictoriaLogs does; a
+		// trailing desc reverses it.
+		p.keyA, p.keyB, p.idxA, p.idxB = appendAllFieldsKeys(p.keyA[:0], p.keyB[:0], p.idxA[:0], p.idxB[:0], a, b)
 		c := compareNatural(unsafeString(p.keyA), unsafeString(p.keyB))
 		if p.desc {
 			c = -c
@@ -604,22 +604,51 @@ func (p *partSortProc) flush() error {
 	return p.next.flush()
 }
 
-// appendAllFieldsKey appends r's non-empty fields as "name":"value", pairs
-// in name order, the key a sort without fields orders rows by.
-func appendAllFieldsKey(dst []byte, r *Row) []byte {
-	var idx [32]int
-	m := idx[:0]
+// appendAllFieldsKeys appends to ka and kb the keys a sort without fields
+// orders rows a and b by, compared naturally: "name":"value", for each
+// field either row has, in VictoriaLogs' column order (_time, _stream_id,
+// _stream, _msg, then by name), a field the row lacks as "" and each
+// string quoted as appendJSONStringVL quotes. VictoriaLogs builds such a
+// key of every column of the row's storage block; a field neither row has
+// would add the same pair to both keys at the same place, so the two keys
+// compare as VictoriaLogs' do for rows of one block. ia and ib are
+// scratch space, returned for reuse.
+func appendAllFieldsKeys(ka, kb []byte, ia, ib []int, a, b *Row) ([]byte, []byte, []int, []int) {
+	ia, ib = sortedFieldIdx(ia, a), sortedFieldIdx(ib, b)
+	x, y := 0, 0
+	for x < len(ia) || y < len(ib) {
+		var c int
+		switch {
+		case x == len(ia):
+			c = 1
+		case y == len(ib):
+			c = -1
+		default:
+			c = compareLogFieldNames(a.Fields[ia[x]].Name, b.Fields[ib[y]].Name)
+		}
+		var name, va, vb string
+		if c <= 0 {
+			name, va = a.Fields[ia[x]].Name, a.Fields[ia[x]].Value
+			x++
+		}
+		if c >= 0 {
+			name, vb = b.Fields[ib[y]].Name, b.Fields[ib[y]].Value
+			y++
+		}
+		ka = append(appendJSONFieldVL(ka, name, va), ',')
+		kb = append(appendJSONFieldVL(kb, name, vb), ',')
+	}
+	return ka, kb, ia, ib
+}
+
+// sortedFieldIdx appends to dst the indexes of r's non-empty fields in
+// compareLogFieldNames' order, each name once (its first field, as Get).
+func sortedFieldIdx(dst []int, r *Row) []int {
 	for i := range r.Fields {
 		if r.Fields[i].Value != "" {
-			m = append(m, i)
+			dst = append(dst, i)
 		}
 	}
-	slices.SortFunc(m, func(x, y int) int { return strings.Compare(r.Fields[x].Name, r.Fields[y].Name) })
-	for _, i := range m {
-		dst = ndjson.AppendQuoted(dst, r.Fields[i].Name)
-		dst = append(dst, ':')
-		dst = ndjson.AppendQuoted(dst, r.Fields[i].Value)
-		dst = append(dst, ',')
-	}
-	return dst
+	slices.SortStableFunc(dst, func(x, y int) int { return compareLogFieldNames(r.Fields[x].Name, r.Fields[y].Name) })
+	return slices.CompactFunc(dst, func(x, y int) bool { return r.Fields[x].Name == r.Fields[y].Name })
 }

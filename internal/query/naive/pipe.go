@@ -240,11 +240,12 @@ func renameFields(r row, pair query.RenamePair, remove bool) {
 // sortRows is the sort pipe: a stable sort by the keys (see compareSortKey),
 // each key ascending unless it says desc, the whole order reversed by a
 // trailing desc, then offset and limit. Without keys rows are ordered by all
-// their fields (name:value pairs in name order) naturally.
+// their fields naturally (see allFieldsSortKeys).
 func sortRows(p *query.PipeSort, rows []row) []row {
 	less := func(a, b row) bool {
 		if len(p.By) == 0 {
-			c := compareNatural(allFieldsKey(a), allFieldsKey(b))
+			ka, kb := allFieldsSortKeys(a, b)
+			c := compareNatural(ka, kb)
 			if p.Desc {
 				c = -c
 			}
@@ -307,6 +308,43 @@ func cutRanked(p *query.PipeSort, rows []row) []row {
 		out = append(out, r)
 	}
 	return out
+}
+
+// allFieldsSortKeys returns the texts a sort without fields compares for
+// rows a and b, as VictoriaLogs builds them from the columns of a storage
+// block: "name":"value", for every field of a or b, _time, _stream_id,
+// _stream and _msg first, then by name, a missing field as "", each string
+// as VictoriaLogs quotes it (jsonQuote).
+func allFieldsSortKeys(a, b row) (string, string) {
+	names := sortedNames(a)
+	for name := range b {
+		if _, ok := a[name]; !ok {
+			names = append(names, name)
+		}
+	}
+	rank := map[string]int{"_time": 1, "_stream_id": 2, "_stream": 3, "_msg": 4}
+	sort.Slice(names, func(i, j int) bool {
+		ri, rj := rank[names[i]], rank[names[j]]
+		if ri == 0 {
+			ri = 5
+		}
+		if rj == 0 {
+			rj = 5
+		}
+		if ri != rj {
+			return ri < rj
+		}
+		return names[i] < names[j]
+	})
+	var ka, kb strings.Builder
+	for _, name := range names {
+		if a[name] == "" && b[name] == "" {
+			continue
+		}
+		ka.WriteString(jsonQuote(name) + ":" + jsonQuote(a[name]) + ",")
+		kb.WriteString(jsonQuote(name) + ":" + jsonQuote(b[name]) + ",")
+	}
+	return ka.String(), kb.String()
 }
 
 // allFieldsKey prints all fields of r as "name":"value", pairs in name order.
