@@ -20,12 +20,7 @@ func (p *PipeHash) String() string {
 
 // parseHashPipe parses "hash(f) [as] [r]" (also "hash f").
 func (p *parser) parseHashPipe(_ string) (Pipe, error) {
-	p.next()
-	field, err := p.parseOptionalParenField("field name")
-	if err != nil {
-		return nil, err
-	}
-	result, err := p.parseOptionalResult("_msg")
+	field, result, err := p.parseFieldToResult()
 	if err != nil {
 		return nil, err
 	}

@@ -15,12 +15,7 @@ func (p *PipeJSONArrayLen) String() string {
 
 // parseJSONArrayLenPipe parses "json_array_len(f) [as] [r]".
 func (p *parser) parseJSONArrayLenPipe(_ string) (Pipe, error) {
-	p.next()
-	field, err := p.parseOptionalParenField("field name")
-	if err != nil {
-		return nil, err
-	}
-	result, err := p.parseOptionalResult("_msg")
+	field, result, err := p.parseFieldToResult()
 	if err != nil {
 		return nil, err
 	}

@@ -11,12 +11,7 @@ func (p *PipeLen) String() string {
 
 // parseLenPipe parses "len(f) [as] r"; the result defaults to _msg.
 func (p *parser) parseLenPipe(_ string) (Pipe, error) {
-	p.next()
-	field, err := p.parseOptionalParenField("field name")
-	if err != nil {
-		return nil, err
-	}
-	result, err := p.parseOptionalResult("_msg")
+	field, result, err := p.parseFieldToResult()
 	if err != nil {
 		return nil, err
 	}
@@ -40,3 +35,18 @@ func (p *lenProc) push(r *Row) error {
 }
 
 func (p *lenProc) flush() error { return p.next.flush() }
+
+// parseFieldToResult reads what follows the name of a pipe that stores a
+// value computed from one field (len, hash, json_array_len): "(f)" or
+// "f", then an optional "[as] r", r defaulting to _msg. The current token
+// is the pipe's name.
+func (p *parser) parseFieldToResult() (field, result string, err error) {
+	p.next()
+	if field, err = p.parseOptionalParenField("field name"); err != nil {
+		return "", "", err
+	}
+	if result, err = p.parseOptionalResult("_msg"); err != nil {
+		return "", "", err
+	}
+	return field, result, nil
+}

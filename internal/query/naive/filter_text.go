@@ -1,6 +1,7 @@
 package naive
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -50,131 +51,6 @@ func matchCommonCase(f *query.FilterCommonCase, v string) bool {
 		}
 	}
 	return false
-}
-
-// jsonElem is an element of a JSON array as fastjson v1.6.10 reads it.
-type jsonElem struct {
-	kind byte   // 's' string, 'n' number, true, false or null, 'c' container
-	text string // the string unescaped, or the number's text
-}
-
-// readJSONArray reads s (JSON whitespace around it) as one array by
-// fastjson's lenient grammar; ok is false if it is not one.
-func readJSONArray(s string) (elems []jsonElem, ok bool) {
-	s = strings.Trim(s, " \t\r\n")
-	if !strings.HasPrefix(s, "[") {
-		return nil, false
-	}
-	var top []jsonElem
-	rest, ok := readJSONValue(s, 1, &top)
-	return top, ok && strings.Trim(rest, " \t\r\n") == ""
-}
-
-// readJSONValue reads the value at the start of s, at nesting depth, and
-// returns what follows it. The elements of the array at depth 1 go to top.
-func readJSONValue(s string, depth int, top *[]jsonElem) (string, bool) {
-	if depth > 300 || s == "" {
-		return s, false
-	}
-	add := func(e jsonElem) {
-		if depth == 2 {
-			*top = append(*top, e)
-		}
-	}
-	switch c := s[0]; {
-	case c == '[' || c == '{':
-		closing := map[byte]byte{'[': ']', '{': '}'}[c]
-		s = strings.TrimLeft(s[1:], " \t\r\n")
-		if strings.HasPrefix(s, string(closing)) {
-			add(jsonElem{kind: 'c'})
-			return s[1:], true
-		}
-		for {
-			s = strings.TrimLeft(s, " \t\r\n")
-			if c == '{' {
-				if !strings.HasPrefix(s, `"`) {
-					return s, false
-				}
-				end := rawStringEnd(s)
-				if end < 0 {
-					return s, false
-				}
-				s = strings.TrimLeft(s[end:], " \t\r\n")
-				if !strings.HasPrefix(s, ":") {
-					return s, false
-				}
-				s = strings.TrimLeft(s[1:], " \t\r\n")
-			}
-			var ok bool
-			if s, ok = readJSONValue(s, depth+1, top); !ok {
-				return s, false
-			}
-			s = strings.TrimLeft(s, " \t\r\n")
-			switch {
-			case strings.HasPrefix(s, ","):
-				s = s[1:]
-			case strings.HasPrefix(s, string(closing)):
-				add(jsonElem{kind: 'c'})
-				return s[1:], true
-			default:
-				return s, false
-			}
-		}
-	case c == '"':
-		end := rawStringEnd(s)
-		if end < 0 {
-			return s, false
-		}
-		add(jsonElem{kind: 's', text: unescapeBestEffort(s[1 : end-1])})
-		return s[end:], true
-	}
-	for _, lit := range []string{"true", "false", "null"} {
-		if s[0] == lit[0] {
-			if strings.HasPrefix(s, lit) {
-				add(jsonElem{kind: 'n', text: lit})
-				return s[len(lit):], true
-			}
-			if lit != "null" || len(s) < 3 || strings.ToLower(s[:3]) != "nan" {
-				return s, false
-			}
-		}
-	}
-	n := 0
-	for n < len(s) && strings.IndexByte("0123456789.-+eE", s[n]) >= 0 {
-		n++
-	}
-	sign := 0
-	if s[0] == '-' || s[0] == '+' {
-		sign = 1
-	}
-	if n <= sign {
-		// No digit run: only inf or nan, after an optional sign.
-		w := strings.ToLower(s[sign:min(len(s), sign+3)])
-		if w != "inf" && w != "nan" {
-			return s, false
-		}
-		n = sign + 3
-	}
-	add(jsonElem{kind: 'n', text: s[:n]})
-	return s[n:], true
-}
-
-// rawStringEnd returns the length of the string token at the start of s
-// (both quotes included): up to the first '"' after an even number of
-// backslashes. -1 if it is not closed.
-func rawStringEnd(s string) int {
-	escaped := false
-	for i := 1; i < len(s); i++ {
-		switch {
-		case escaped:
-			escaped = false
-		case s[i] == '\\':
-			escaped = true
-		case s[i] == '"':
-			return i + 1
-		}
-	}
-	return -1
 }
 
 // unescapeBestEffort decodes JSON escapes, keeping the ones it cannot
@@ -239,15 +115,19 @@ func matchJSONArrayContainsAny(f *query.FilterJSONArrayContainsAny, v string) bo
 	if !tokensIn {
 		return false
 	}
-	elems, ok := readJSONArray(raw)
+	elems, ok := jsonArrayCompact(raw)
 	if !ok {
 		return false
 	}
 	for _, e := range elems {
-		for _, want := range f.Values {
-			if e.kind != 'c' && e.text == want {
-				return true
-			}
+		switch e[0] {
+		case '[', '{':
+			continue // an object or array equals no value
+		case '"':
+			e = unescapeBestEffort(e[1 : len(e)-1])
+		}
+		if slices.Contains(f.Values, e) {
+			return true
 		}
 	}
 	return false

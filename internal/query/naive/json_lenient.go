@@ -11,13 +11,8 @@ import (
 // strings removed. fastjson takes any run of "0-9.eE+-", and inf or nan with
 // an optional sign, for a number, and does not check string escapes.
 func jsonArrayElements(v string) []string {
-	v = strings.Trim(v, " \t\n\r")
-	if !strings.HasPrefix(v, "[") {
-		return nil
-	}
-	var l lenient
-	elems, rest, ok := l.array(v[1:], 1)
-	if !ok || strings.Trim(rest, " \t\n\r") != "" {
+	elems, ok := jsonArrayCompact(v)
+	if !ok {
 		return nil
 	}
 	out := make([]string, 0, len(elems))
@@ -29,6 +24,24 @@ func jsonArrayElements(v string) []string {
 		}
 	}
 	return out
+}
+
+// jsonArrayCompact returns the compact text of each element of the JSON
+// array v (JSON white space around it allowed) by fastjson's grammar: a
+// string with its quotes and escapes as written, any other element
+// without the white space outside its strings. ok is false if v is not
+// one array.
+func jsonArrayCompact(v string) (elems []string, ok bool) {
+	v = strings.Trim(v, " \t\n\r")
+	if !strings.HasPrefix(v, "[") {
+		return nil, false
+	}
+	var l lenient
+	elems, rest, ok := l.array(v[1:], 1)
+	if !ok || strings.Trim(rest, " \t\n\r") != "" {
+		return nil, false
+	}
+	return elems, true
 }
 
 // lenient is a recursive reader of fastjson's grammar that returns each
