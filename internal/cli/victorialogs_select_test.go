@@ -573,6 +573,8 @@ func TestVictoriaLogsSelectOracle(t *testing.T) {
 				"query/field-min":       `level:error | stats by (service) field_min(latency_ms, host) a, field_max(latency_ms, host) b, field_min(nosuch, host) c`,
 				"query/count-uniq-hash": `* | stats by (level) count_uniq_hash(service) a, count_uniq_hash(service, host) b, count_uniq_hash(_time) c, count_uniq_hash(status) limit 2 d`,
 				"query/field-time":      `generated | stats by (app) field_min(_time, n) a, field_max(_time, _msg) b, field_max(n, env) c`,
+				"query/histogram":       `* | stats by (level) histogram(latency_ms) l, histogram(bytes) b, histogram(status) if (status:>=500) s, histogram(_time) t, histogram(nosuch) n`,
+				"query/histogram-gen":   `generated | stats by (app) histogram(n) h`,
 			} {
 				o.check(t, name, post("/select/logsql/query", "query", q), sameRows(false, nil))
 			}
@@ -651,6 +653,7 @@ func TestVictoriaLogsSelectOracle(t *testing.T) {
 				`* | stats stddev(v) a, stddev(x) b, stddev(y) c, stddev(n) d, stddev(w) e`,
 				`* | stats field_min(v, _msg) a, field_max(w, _msg) b, field_min(n, _msg) c`,
 				`* | stats count_uniq_hash(v) a, count_uniq_hash(w) b, count_uniq_hash(n) c, count_uniq_hash(a, b) d`,
+				`* | stats histogram(v) a, histogram(w) b, histogram(x) c, histogram(y) d, histogram(n) e`,
 			} {
 				o.check(t, fmt.Sprintf("query/numbers-%d", i), tenant70(post("/select/logsql/query", "query", q)), sameRows(strings.Contains(q, "sort"), nil))
 			}

@@ -57,7 +57,7 @@ func IndexNumbers(s string) (float64, bool) { return mathNumber(s) }
 // the order rows arrive in or on fields the query does not name, so a
 // query with them may read rows from hot columns.
 var columnStatsFuncs = map[string]bool{
-	"avg": true, "count": true, "count_empty": true, "count_uniq": true, "max": true, "median": true,
+	"avg": true, "count": true, "count_empty": true, "count_uniq": true, "histogram": true, "max": true, "median": true,
 	"min": true, "quantile": true, "rate": true, "sum": true, "sum_len": true, "uniq_values": true,
 }
 

@@ -93,6 +93,7 @@ var diffQueries = []struct {
 	{q: `* | stats by (service) any(path) a, row_any(path, method) r, field_min(latency_ms, path) fm, field_max(latency_ms, path) fx`},
 	{q: `* | stats by (path) stddev(latency_ms) sd, count() n`},
 	{q: `* | stats by (service) count_uniq_hash(user_id) u, count_uniq_hash(status) s, count_uniq_hash(host, level) hl, count_uniq_hash(path) limit 30 p`},
+	{q: `* | stats by (service) histogram(latency_ms) l, histogram(bytes) b, histogram(status) if (level:error) s`},
 	{q: `* | stats by (_time:10s, service) rate_sum(bytes) r, stddev(bytes) s, stddev(latency_ms) if (status:>=500) e`},
 	{q: `* | stats by (_time:10s) count() n`},
 	{q: `* | stats by (_time:1m offset 30s, level) count() n`},

@@ -240,6 +240,8 @@ var edgeQueries = []string{
 	`* | stats count_uniq_hash(v) a, count_uniq_hash(w) b, count_uniq_hash(v, w) c, count_uniq_hash(nosuch) d, count_uniq_hash(_time) e, count_uniq_hash(v) limit 3 f`,
 	`* | stats count_uniq_hash(w) a, count_uniq_hash(x) b, count_uniq_hash(w, x) c, count_uniq(v) d`,
 	`* | stats by (level) count_uniq_hash(_msg) a, count_uniq_hash(http.status) if (http.status:*) b`,
+	`* | stats histogram(v) a, histogram(w) b, histogram(nosuch) c, histogram(_time) d, histogram(http.status) e, histogram(_msg) f`,
+	`* | stats by (level) histogram(v) a, histogram(w) if (w:~"^[0-9]") b`,
 	`* | stats by (level) field_min(_time, _msg) a, field_max(_time, _msg) b, field_max(_msg, _time) c`,
 	`q:* | stats values(q) v, uniq_values(q) u, row_min(q) a, row_max(q, q, r) b, row_any(q) c`,
 	`cc:contains_any("") | stats count() n`,

@@ -313,7 +313,7 @@ var (
 		"stream_context", "unpack_syslog",
 	}
 	unsupportedStatsFuncs = []string{
-		"histogram", "json_values",
+		"json_values",
 	}
 	supportedFilterFuncs = []string{
 		"contains_all", "contains_any", "contains_common_case", "eq_field", "equals_common_case",

@@ -401,6 +401,7 @@ func TestParseSuccess(t *testing.T) {
 	f("* | stats row_max(bytes) as r", "* | stats row_max(bytes) as r")
 	f("* | stats row_max(bytes, *) as r", "* | stats row_max(bytes) as r")
 	f("* | stats rate() as r", "* | stats rate() as r")
+	f("* | stats histogram(latency), histogram(x) if (a:b) h", `* | stats histogram(latency) as "histogram(latency)", histogram(x) if (a:b) as h`)
 	f("* | stats count_uniq_hash(a), count_uniq_hash(a, b) limit 5 n", `* | stats count_uniq_hash(a) as "count_uniq_hash(a)", count_uniq_hash(a, b) limit 5 as n`)
 	f("* | stats stddev(latency), stddev(*) s, stddev(a, http*) t", `* | stats stddev(latency) as "stddev(latency)", stddev(*) as s, stddev(a, http*) as t`)
 	f("* | stats rate_sum(bytes), rate_sum(b*) r", `* | stats rate_sum(bytes) as "rate_sum(bytes)", rate_sum(b*) as r`)
@@ -638,7 +639,7 @@ func TestParseFailure(t *testing.T) {
 	// Stats.
 	f(`* | stats foo()`, 11, `unknown stats function "foo"`)
 	f(`* | stats coutn()`, 11, `unknown stats function "coutn"`)
-	f(`* | stats histogram(x)`, 11, `stats function "histogram" is not supported by spate`)
+	f(`* | stats json_values(x)`, 11, `stats function "json_values" is not supported by spate`)
 	f(`* | stats`, 10, "missing stats function")
 	f(`* | stats by (a)`, 17, "missing stats function")
 	f(`* | stats count`, 16, "missing '(' after stats function")
@@ -651,6 +652,10 @@ func TestParseFailure(t *testing.T) {
 	f(`* | stats row_min() as r`, 18, "first argument of row_min()")
 	f(`* | stats row_min(a*) as r`, 18, "first argument of row_min()")
 	f(`* | stats rate(x) as r`, 15, "rate() takes no arguments")
+	f(`* | stats histogram() as r`, 20, "histogram() takes exactly one field name")
+	f(`* | stats histogram(*) as r`, 20, "histogram() takes exactly one field name")
+	f(`* | stats histogram(a*) as r`, 20, "histogram() takes exactly one field name")
+	f(`* | stats histogram(a, b) as r`, 20, "histogram() takes exactly one field name")
 	f(`* | stats count_uniq_hash() as r`, 26, "count_uniq_hash() needs at least one field")
 	f(`* | stats count_uniq_hash(*) as r`, 26, "takes no field pattern")
 	f(`* | stats any() as r`, 14, "any() takes exactly one field name")
@@ -897,7 +902,7 @@ func TestPipeNames(t *testing.T) {
 // (getStatsFuncDefs) and the functions that take "limit N".
 func TestStatsFuncNames(t *testing.T) {
 	want := []string{
-		"any", "avg", "count", "count_empty", "count_uniq", "count_uniq_hash", "field_max", "field_min", "max", "median", "min", "quantile",
+		"any", "avg", "count", "count_empty", "count_uniq", "count_uniq_hash", "field_max", "field_min", "histogram", "max", "median", "min", "quantile",
 		"rate", "rate_sum", "row_any", "row_max", "row_min", "stddev", "sum", "sum_len", "uniq_values", "values",
 	}
 	if got := supportedStatsFuncNames(); !reflect.DeepEqual(got, want) {

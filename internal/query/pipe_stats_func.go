@@ -14,7 +14,7 @@ import (
 // StatsFunc is one function of stats: "count() if (level:error) as errors".
 // Name is the function (count, count_empty, count_uniq, sum, avg, min, max,
 // median, quantile, values, uniq_values, row_min, row_max, row_any, any,
-// field_min, field_max, stddev, rate, rate_sum, sum_len).
+// field_min, field_max, stddev, rate, rate_sum, sum_len, histogram).
 // Fields are its field arguments; "*" or none means all fields where that is
 // meaningful. Phi is the quantile's first argument, PhiText as written. Limit
 // is the optional "limit N" of count_uniq, count_uniq_hash, values,
@@ -105,6 +105,7 @@ func initStatsFuncDefs() {
 		"count_uniq":      {parseArgs: (*parser).parseCountUniqArgs, limit: true, newColumn: newCountUniqColumn},
 		"field_max":       {parseArgs: (*parser).parseFieldMinMaxArgs, argsString: rowMinMaxArgsString, newColumn: newRowMinMaxColumn},
 		"field_min":       {parseArgs: (*parser).parseFieldMinMaxArgs, argsString: rowMinMaxArgsString, newColumn: newRowMinMaxColumn},
+		"histogram":       {parseArgs: (*parser).parseHistogramArgs, newColumn: newHistogramColumn},
 		"count_uniq_hash": {parseArgs: (*parser).parseCountUniqHashArgs, limit: true, newColumn: newCountUniqHashColumn},
 		"max":             {parseArgs: (*parser).parseStatsFieldArgs, newColumn: newMinMaxColumn},
 		"median":          {parseArgs: (*parser).parseStatsFieldArgs, newColumn: newQuantileColumn},

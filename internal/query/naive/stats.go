@@ -239,6 +239,30 @@ func (ev *evaluator) statsFunc(p *query.PipeStats, sf query.StatsFunc, rows []ro
 		}
 		return strconv.FormatInt(n, 10), nil
 
+	case "histogram":
+		// Hits per bucket of VictoriaMetrics' metrics.Histogram: the
+		// numbers' log10 scaled to 18 buckets per decade from 1e-9; a
+		// power of ten ends the bucket below it; below 1e-9 (zero too) and
+		// from 1e18 up are one bucket each; negatives and NaN are skipped.
+		hits := map[string]uint64{}
+		for _, r := range rows {
+			f, ok := anyNumber(r[args[0]])
+			if !ok || f != f || f < 0 {
+				continue
+			}
+			hits[histogramRange(f)]++
+		}
+		var ranges []string
+		for k := range hits {
+			ranges = append(ranges, k)
+		}
+		sort.Slice(ranges, func(i, j int) bool { return compareNatural(ranges[i], ranges[j]) < 0 })
+		parts := []string{}
+		for _, k := range ranges {
+			parts = append(parts, fmt.Sprintf(`{"vmrange":"%s","hits":%d}`, k, hits[k]))
+		}
+		return "[" + strings.Join(parts, ",") + "]", nil
+
 	case "sum", "avg":
 		sum, count := 0.0, 0
 		for _, r := range rows {
@@ -573,4 +597,26 @@ func intKey(field, v string) string {
 		}
 	}
 	return "s" + v
+}
+
+// histogramRange is the vmrange of the bucket of the non-negative number
+// f: the bounds start at 1e-9 and are multiplied by 10^(1/18) once per
+// bucket, printed as %.3e.
+func histogramRange(f float64) string {
+	x := (math.Log10(f) + 9) * 18
+	if x < 0 {
+		return "0...1.000e-09"
+	}
+	if x >= 27*18 {
+		return "1.000e+18...+Inf"
+	}
+	idx := int(x)
+	if float64(idx) == x && idx > 0 {
+		idx--
+	}
+	lo := 1e-9
+	for range idx {
+		lo *= math.Pow(10, 1.0/18)
+	}
+	return fmt.Sprintf("%.3e...%.3e", lo, lo*math.Pow(10, 1.0/18))
 }
