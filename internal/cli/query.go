@@ -166,8 +166,8 @@ offset, sort (with partition by and rank), first, last, running_stats and
 total_stats (count, sum, min, max, first, last), stats (count, count_empty,
 count_uniq, count_uniq_hash, sum, avg, min, max, median, quantile, values,
 uniq_values, row_min, row_max, row_any, any, field_min, field_max, stddev,
-rate, rate_sum, sum_len, histogram; by fields and _time buckets with
-offset), top,
+rate, rate_sum, sum_len, histogram, json_values with sort by; by fields
+and _time buckets with offset), top,
 uniq, extract,
 extract_regexp, unpack_json, unpack_logfmt, math, format, len, unroll,
 replace, replace_regexp, drop_empty_fields, pack_json, pack_logfmt,

@@ -575,6 +575,11 @@ func TestVictoriaLogsSelectOracle(t *testing.T) {
 				"query/field-time":      `generated | stats by (app) field_min(_time, n) a, field_max(_time, _msg) b, field_max(n, env) c`,
 				"query/histogram":       `* | stats by (level) histogram(latency_ms) l, histogram(bytes) b, histogram(status) if (status:>=500) s, histogram(_time) t, histogram(nosuch) n`,
 				"query/histogram-gen":   `generated | stats by (app) histogram(n) h`,
+				"query/json-values":     `level:error | stats by (service) json_values(host, status, latency_ms) sort by (_time desc, host) limit 3 j, json_values(_msg) sort by (latency_ms, _time) limit 2 if (status:>=500) m`,
+				"query/json-values-all": `level:warn | stats by (service) json_values(*) sort by (_time) limit 2 a, json_values() order by (_time desc) limit 1 b`,
+				"query/json-values-gen": `generated | stats by (app) json_values(n, env, nosuch) sort by (_time) limit 4 j, json_values(e*) sort by (n desc, _time) limit 3 k`,
+				// Without a sort the rows kept are any: count them.
+				"query/json-values-len": `* | stats by (level) json_values(service) a, json_values(host) limit 2 b, json_values(nosuch) c | json_array_len(a) as na | json_array_len(b) as nb | json_array_len(c) as nc | fields level, na, nb, nc`,
 			} {
 				o.check(t, name, post("/select/logsql/query", "query", q), sameRows(false, nil))
 			}
@@ -654,6 +659,7 @@ func TestVictoriaLogsSelectOracle(t *testing.T) {
 				`* | stats field_min(v, _msg) a, field_max(w, _msg) b, field_min(n, _msg) c`,
 				`* | stats count_uniq_hash(v) a, count_uniq_hash(w) b, count_uniq_hash(n) c, count_uniq_hash(a, b) d`,
 				`* | stats histogram(v) a, histogram(w) b, histogram(x) c, histogram(y) d, histogram(n) e`,
+				`* | stats json_values(v, w, n) sort by (_msg desc) a, json_values(x, y, ip6) sort by (_time) limit 3 b`,
 			} {
 				o.check(t, fmt.Sprintf("query/numbers-%d", i), tenant70(post("/select/logsql/query", "query", q)), sameRows(strings.Contains(q, "sort"), nil))
 			}

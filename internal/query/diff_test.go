@@ -94,6 +94,8 @@ var diffQueries = []struct {
 	{q: `* | stats by (path) stddev(latency_ms) sd, count() n`},
 	{q: `* | stats by (service) count_uniq_hash(user_id) u, count_uniq_hash(status) s, count_uniq_hash(host, level) hl, count_uniq_hash(path) limit 30 p`},
 	{q: `* | stats by (service) histogram(latency_ms) l, histogram(bytes) b, histogram(status) if (level:error) s`},
+	{q: `* | stats by (service) json_values(path, status) sort by (_time) limit 5 a, json_values(level, l*) sort by (latency_ms desc, _time) limit 3 if (status:>=500) b, json_values(host) limit 4 c`},
+	{q: `level:error | stats by (service, host) json_values(_msg, status) sort by (_time desc) j, json_values(path) p`},
 	{q: `* | stats by (_time:10s, service) rate_sum(bytes) r, stddev(bytes) s, stddev(latency_ms) if (status:>=500) e`},
 	{q: `* | stats by (_time:10s) count() n`},
 	{q: `* | stats by (_time:1m offset 30s, level) count() n`},

@@ -312,10 +312,8 @@ var (
 		"sample", "set_stream_fields", "stats_remote",
 		"stream_context", "unpack_syslog",
 	}
-	unsupportedStatsFuncs = []string{
-		"json_values",
-	}
-	supportedFilterFuncs = []string{
+	unsupportedStatsFuncs = []string{}
+	supportedFilterFuncs  = []string{
 		"contains_all", "contains_any", "contains_common_case", "eq_field", "equals_common_case",
 		"exact", "i", "in", "ipv4_range", "ipv6_range", "json_array_contains_any", "le_field",
 		"len_range", "lt_field", "pattern_match", "pattern_match_full", "pattern_match_prefix",

@@ -402,6 +402,9 @@ func TestParseSuccess(t *testing.T) {
 	f("* | stats row_max(bytes, *) as r", "* | stats row_max(bytes) as r")
 	f("* | stats rate() as r", "* | stats rate() as r")
 	f("* | stats histogram(latency), histogram(x) if (a:b) h", `* | stats histogram(latency) as "histogram(latency)", histogram(x) if (a:b) as h`)
+	f("* | stats json_values(), json_values(a, b*) sort by (a desc, _time) limit 5 j, json_values(x) order (y) z, json_values(x) order by (y asc) limit 2 if (a:b) w, json_values(*) limit 1 v",
+		`* | stats json_values(*) as "json_values(*)", json_values(a, b*) sort by (a desc, _time) limit 5 as j, json_values(x) sort by (y) as z, json_values(x) sort by (y) limit 2 if (a:b) as w, json_values(*) limit 1 as v`)
+	f("* | stats json_values(a) sort by (limit) limit 3", `* | stats json_values(a) sort by ("limit") limit 3 as "json_values(a) sort by (\"limit\") limit 3"`)
 	f("* | stats count_uniq_hash(a), count_uniq_hash(a, b) limit 5 n", `* | stats count_uniq_hash(a) as "count_uniq_hash(a)", count_uniq_hash(a, b) limit 5 as n`)
 	f("* | stats stddev(latency), stddev(*) s, stddev(a, http*) t", `* | stats stddev(latency) as "stddev(latency)", stddev(*) as s, stddev(a, http*) as t`)
 	f("* | stats rate_sum(bytes), rate_sum(b*) r", `* | stats rate_sum(bytes) as "rate_sum(bytes)", rate_sum(b*) as r`)
@@ -639,7 +642,6 @@ func TestParseFailure(t *testing.T) {
 	// Stats.
 	f(`* | stats foo()`, 11, `unknown stats function "foo"`)
 	f(`* | stats coutn()`, 11, `unknown stats function "coutn"`)
-	f(`* | stats json_values(x)`, 11, `stats function "json_values" is not supported by spate`)
 	f(`* | stats`, 10, "missing stats function")
 	f(`* | stats by (a)`, 17, "missing stats function")
 	f(`* | stats count`, 16, "missing '(' after stats function")
@@ -656,6 +658,9 @@ func TestParseFailure(t *testing.T) {
 	f(`* | stats histogram(*) as r`, 20, "histogram() takes exactly one field name")
 	f(`* | stats histogram(a*) as r`, 20, "histogram() takes exactly one field name")
 	f(`* | stats histogram(a, b) as r`, 20, "histogram() takes exactly one field name")
+	f(`* | stats json_values(a) sort by a`, 34, "missing '('")
+	f(`* | stats json_values(a) sort by (a`, 36, "missing ',' or ')'")
+	f(`* | stats json_values(a) limit x`, 32, "limit")
 	f(`* | stats count_uniq_hash() as r`, 26, "count_uniq_hash() needs at least one field")
 	f(`* | stats count_uniq_hash(*) as r`, 26, "takes no field pattern")
 	f(`* | stats any() as r`, 14, "any() takes exactly one field name")
@@ -902,7 +907,7 @@ func TestPipeNames(t *testing.T) {
 // (getStatsFuncDefs) and the functions that take "limit N".
 func TestStatsFuncNames(t *testing.T) {
 	want := []string{
-		"any", "avg", "count", "count_empty", "count_uniq", "count_uniq_hash", "field_max", "field_min", "histogram", "max", "median", "min", "quantile",
+		"any", "avg", "count", "count_empty", "count_uniq", "count_uniq_hash", "field_max", "field_min", "histogram", "json_values", "max", "median", "min", "quantile",
 		"rate", "rate_sum", "row_any", "row_max", "row_min", "stddev", "sum", "sum_len", "uniq_values", "values",
 	}
 	if got := supportedStatsFuncNames(); !reflect.DeepEqual(got, want) {
@@ -912,7 +917,7 @@ func TestStatsFuncNames(t *testing.T) {
 		if !isStatsFuncName(strings.ToUpper(name)) || !isReservedWord(name) {
 			t.Errorf("%q: not a stats function name or not a reserved word", name)
 		}
-		wantLimit := name == "count_uniq" || name == "count_uniq_hash" || name == "uniq_values" || name == "values"
+		wantLimit := name == "count_uniq" || name == "count_uniq_hash" || name == "json_values" || name == "uniq_values" || name == "values"
 		if got := getStatsFuncDefs()[name].limit; got != wantLimit {
 			t.Errorf("%q takes limit: %v, want %v", name, got, wantLimit)
 		}

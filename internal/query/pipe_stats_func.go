@@ -14,7 +14,8 @@ import (
 // StatsFunc is one function of stats: "count() if (level:error) as errors".
 // Name is the function (count, count_empty, count_uniq, sum, avg, min, max,
 // median, quantile, values, uniq_values, row_min, row_max, row_any, any,
-// field_min, field_max, stddev, rate, rate_sum, sum_len, histogram).
+// field_min, field_max, stddev, rate, rate_sum, sum_len, histogram,
+// json_values).
 // Fields are its field arguments; "*" or none means all fields where that is
 // meaningful. Phi is the quantile's first argument, PhiText as written. Limit
 // is the optional "limit N" of count_uniq, count_uniq_hash, values,
@@ -34,7 +35,7 @@ type StatsFunc struct {
 	Result  string
 }
 
-// callString prints the function with its arguments and limit, without the
+// callString prints the function with its arguments, sort and limit, without the
 // if filter and result name: "count(*)", "quantile(0.5, x)",
 // "count_uniq(a) limit 10". Without "as", this (plus " if (...)") is the
 // result name.
@@ -48,7 +49,7 @@ func (sf *StatsFunc) callString() string {
 			args = joinFieldPatterns(sf.Fields)
 		}
 	}
-	s := sf.Name + "(" + args + ")"
+	s := sf.Name + "(" + args + ")" + sortFieldsString(sf.Sort)
 	if sf.Limit > 0 {
 		s += " limit " + strconv.FormatInt(sf.Limit, 10)
 	}
@@ -74,8 +75,11 @@ type statsFuncDef struct {
 	// argsString prints the arguments for callString; nil prints the
 	// fields, or "*" for none.
 	argsString func(sf *StatsFunc) string
+	// sort says the function takes an optional "sort by (...)" (or
+	// "order by", "by" optional) after the arguments.
+	sort bool
 	// limit says the function takes an optional "limit N" after the
-	// arguments.
+	// arguments (and the sort).
 	limit bool
 	// newColumn compiles f, a function of st, into a column; fields are
 	// f.Fields, nil for all fields.
@@ -107,6 +111,7 @@ func initStatsFuncDefs() {
 		"field_min":       {parseArgs: (*parser).parseFieldMinMaxArgs, argsString: rowMinMaxArgsString, newColumn: newRowMinMaxColumn},
 		"histogram":       {parseArgs: (*parser).parseHistogramArgs, newColumn: newHistogramColumn},
 		"count_uniq_hash": {parseArgs: (*parser).parseCountUniqHashArgs, limit: true, newColumn: newCountUniqHashColumn},
+		"json_values":     {parseArgs: (*parser).parseJSONValuesArgs, sort: true, limit: true, newColumn: newJSONValuesColumn},
 		"max":             {parseArgs: (*parser).parseStatsFieldArgs, newColumn: newMinMaxColumn},
 		"median":          {parseArgs: (*parser).parseStatsFieldArgs, newColumn: newQuantileColumn},
 		"min":             {parseArgs: (*parser).parseStatsFieldArgs, newColumn: newMinMaxColumn},
@@ -154,6 +159,15 @@ func (p *parser) parseStatsFunc() (StatsFunc, error) {
 	sf := StatsFunc{Name: name}
 	if err := def.parseArgs(p, &sf, args, argsPos); err != nil {
 		return StatsFunc{}, err
+	}
+	if def.sort && (p.isKw("sort") || p.isKw("order")) {
+		p.next()
+		if p.isKw("by") {
+			p.next()
+		}
+		if sf.Sort, err = p.parseSortFields(name + " sort"); err != nil {
+			return StatsFunc{}, err
+		}
 	}
 	if def.limit && p.isKw("limit") {
 		p.next()

@@ -263,6 +263,61 @@ func (ev *evaluator) statsFunc(p *query.PipeStats, sf query.StatsFunc, rows []ro
 		}
 		return "[" + strings.Join(parts, ",") + "]", nil
 
+	case "json_values":
+		// Each row's non-empty matching fields as a JSON object, keys in
+		// byte order; rows in input order, or stably by the sort fields
+		// (compareValues; a field whose texts differ but compare equal
+		// ends the comparison); then the first limit ones.
+		type entry struct {
+			obj  string
+			keys []string
+		}
+		var entries []entry
+		for _, r := range rows {
+			var parts []string
+			for _, name := range sortedNames(r) {
+				if r[name] == "" {
+					continue
+				}
+				match := isAllFields(args)
+				for _, a := range args {
+					match = match || a == name || (strings.HasSuffix(a, "*") && matchPattern(a, name))
+				}
+				if match {
+					parts = append(parts, jsonQuote(name)+":"+jsonQuote(r[name]))
+				}
+			}
+			e := entry{obj: "{" + strings.Join(parts, ",") + "}"}
+			for _, s := range sf.Sort {
+				e.keys = append(e.keys, r[s.Name])
+			}
+			entries = append(entries, e)
+		}
+		sort.SliceStable(entries, func(i, j int) bool {
+			for k, s := range sf.Sort {
+				a, b := entries[i].keys[k], entries[j].keys[k]
+				c := compareValues(a, b)
+				if s.Desc {
+					c = -c
+				}
+				if c != 0 {
+					return c < 0
+				}
+				if a != b {
+					return false
+				}
+			}
+			return false
+		})
+		if sf.Limit > 0 && int64(len(entries)) > sf.Limit {
+			entries = entries[:sf.Limit]
+		}
+		var objs []string
+		for _, e := range entries {
+			objs = append(objs, e.obj)
+		}
+		return "[" + strings.Join(objs, ",") + "]", nil
+
 	case "sum", "avg":
 		sum, count := 0.0, 0
 		for _, r := range rows {
