@@ -38,7 +38,8 @@ var knownSelectDiffs = map[string]string{
 
 // oddNumberLines have values VictoriaLogs reads as numbers though they are
 // not decimals (v), text it orders naturally (w), and numbers it prints
-// without an exponent (x, y).
+// without an exponent (x, y); count_uniq counts 1_000 and 1000 (v) as one,
+// -0 and 0 (a) as two.
 const oddNumberLines = `{"_time":"2026-01-02T00:00:01Z","_msg":"a","v":"0x1F","w":"file10","x":"0.00000001","y":"1e22"}
 {"_time":"2026-01-02T00:00:02Z","_msg":"b","v":"100ns","w":"file9","x":"0.00000002","y":"2e22"}
 {"_time":"2026-01-02T00:00:03Z","_msg":"c","v":"1.5s","w":"/api"}
@@ -64,6 +65,7 @@ const oddNumberLines = `{"_time":"2026-01-02T00:00:01Z","_msg":"a","v":"0x1F","w
 {"_time":"2026-01-02T00:00:23Z","_msg":"w","cc":"eRROR x","arr":"[\"\\u00e9\", 1.2.3, true]","pm":"ip 10.0.0.1 uuid 2edfed59-3e98-4073-bbb2-28d321ca71a7"}
 {"_time":"2026-01-02T00:00:24Z","_msg":"x","cc":"ERRORS","arr":"[\"é\",]","pm":"dt 2025-10-20T10:20:30Z end 10:20:30,5"}
 {"_time":"2026-01-02T00:00:25Z","_msg":"y","cc":"foo-Error-bar","arr":"[\"é\", {\"a\":[1]}]","pm":"email: foo@bar.com, 'q' x"}
+{"_time":"2026-01-02T00:00:26Z","_msg":"z","v":"1000","a":"0"}
 `
 
 // rowPipeLines (tenant 7:1) are for the pipes that change rows one by one:
@@ -571,6 +573,7 @@ func TestVictoriaLogsSelectOracle(t *testing.T) {
 				// One possible answer per group for any and row_any.
 				"query/any-by-self":     `* | stats by (service) any(service) a, row_any(service, level) if (level:error) r, row_any(nosuch) n`,
 				"query/field-min":       `level:error | stats by (service) field_min(latency_ms, host) a, field_max(latency_ms, host) b, field_min(nosuch, host) c`,
+				"query/count-uniq-by":   `* | stats by (level) count_uniq(status) a, count_uniq(_time) b, count_uniq(service, host) c, count_uniq(latency_ms) limit 5 d`,
 				"query/count-uniq-hash": `* | stats by (level) count_uniq_hash(service) a, count_uniq_hash(service, host) b, count_uniq_hash(_time) c, count_uniq_hash(status) limit 2 d`,
 				"query/field-time":      `generated | stats by (app) field_min(_time, n) a, field_max(_time, _msg) b, field_max(n, env) c`,
 				"query/histogram":       `* | stats by (level) histogram(latency_ms) l, histogram(bytes) b, histogram(status) if (status:>=500) s, histogram(_time) t, histogram(nosuch) n`,
@@ -660,6 +663,7 @@ func TestVictoriaLogsSelectOracle(t *testing.T) {
 				`* | stats count_uniq_hash(v) a, count_uniq_hash(w) b, count_uniq_hash(n) c, count_uniq_hash(a, b) d`,
 				`* | stats histogram(v) a, histogram(w) b, histogram(x) c, histogram(y) d, histogram(n) e`,
 				`* | stats json_values(v, w, n) sort by (_msg desc) a, json_values(x, y, ip6) sort by (_time) limit 3 b`,
+				`* | stats count_uniq(v) a, count_uniq(w) b, count_uniq(n) c, count_uniq(a) d, count_uniq(a, b) e, count_uniq(_time) f`,
 			} {
 				o.check(t, fmt.Sprintf("query/numbers-%d", i), tenant70(post("/select/logsql/query", "query", q)), sameRows(strings.Contains(q, "sort"), nil))
 			}

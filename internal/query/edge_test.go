@@ -239,6 +239,7 @@ var edgeQueries = []string{
 	`* | stats by (_time:10s) rate_sum(w) a, stddev(w) if (w:~"^[0-9]") b`,
 	`* | stats count_uniq_hash(v) a, count_uniq_hash(w) b, count_uniq_hash(v, w) c, count_uniq_hash(nosuch) d, count_uniq_hash(_time) e, count_uniq_hash(v) limit 3 f`,
 	`* | stats count_uniq_hash(w) a, count_uniq_hash(x) b, count_uniq_hash(w, x) c, count_uniq(v) d`,
+	`* | stats count_uniq(v) a, count_uniq(w) b, count_uniq(x) c, count_uniq(v, w) d, count_uniq(_time) e, count_uniq(v) limit 3 f, count_uniq(w) if (w:~"^-?[0-9]") g`,
 	`* | stats by (level) count_uniq_hash(_msg) a, count_uniq_hash(http.status) if (http.status:*) b`,
 	`* | stats histogram(v) a, histogram(w) b, histogram(nosuch) c, histogram(_time) d, histogram(http.status) e, histogram(_msg) f`,
 	`* | stats by (level) histogram(v) a, histogram(w) if (w:~"^[0-9]") b`,

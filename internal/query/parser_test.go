@@ -669,6 +669,8 @@ func TestParseFailure(t *testing.T) {
 	f(`* | stats field_min(a) as r`, 20, "field_min() takes two field names")
 	f(`* | stats field_max(a, b, c) as r`, 20, "field_max() takes two field names")
 	f(`* | stats count_uniq() as r`, 21, "count_uniq() needs at least one field")
+	f(`* | stats count_uniq(*) as r`, 21, "takes no field pattern")
+	f(`* | stats count_uniq(a, b*) as r`, 21, "takes no field pattern")
 	f(`* | stats by (_time:abc) count()`, 21, `cannot parse bucket size "abc"`)
 	f(`* | stats by (_time:month) count()`, 21, `bucket "month" is not supported by spate`)
 	f(`* | stats by (_time:1d offset x) count()`, 31, `cannot parse bucket offset "x"`)

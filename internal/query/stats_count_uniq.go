@@ -7,17 +7,18 @@ import (
 	"github.com/axiomhq/hyperloglog"
 )
 
-// parseCountUniqArgs parses the fields of count_uniq: at least one.
+// parseCountUniqArgs parses the fields of count_uniq: at least one, each
+// a name (VictoriaLogs refuses "*" and patterns here).
 func (p *parser) parseCountUniqArgs(sf *StatsFunc, args []string, argsPos int) error {
 	if len(args) == 0 {
-		return p.errorHint(argsPos, "count_uniq(*) counts distinct rows", "count_uniq() needs at least one field")
+		return p.errorHint(argsPos, "for example: count_uniq(user_id)", "count_uniq() needs at least one field")
 	}
 	for _, a := range args {
-		if a != "*" && strings.HasSuffix(a, "*") {
+		if strings.HasSuffix(a, "*") {
 			return p.errorf(argsPos, "count_uniq() takes no field pattern such as %q (VictoriaLogs refuses it too): name the fields", a)
 		}
 	}
-	sf.Fields = allFieldsAsNil(args)
+	sf.Fields = args
 	return nil
 }
 
@@ -50,9 +51,16 @@ func newCountUniqHashColumn(_ *plan, _ *PipeStats, f StatsFunc, fields []string,
 	}}, nil
 }
 
-// newCountUniqColumn compiles count_uniq.
+// newCountUniqColumn compiles count_uniq. Of one field, VictoriaLogs
+// counts an integer by its number ("1_000" and "1000" are one value; "01"
+// is text) and _time by its timestamp, as count_uniq_hash does; of
+// several, the values' texts.
 func newCountUniqColumn(_ *plan, _ *PipeStats, f StatsFunc, fields []string, mem *memTracker) (statsColumn, error) {
-	return &stateColumn{newFunc: func() statsState { return newUniqState(fields, f.Limit, mem) }}, nil
+	return &stateColumn{newFunc: func() statsState {
+		s := newUniqState(fields, f.Limit, mem)
+		s.ints = len(fields) == 1
+		return s
+	}}, nil
 }
 
 // uniqState implements count_uniq: an exact set of value tuples until the
@@ -64,8 +72,8 @@ type uniqState struct {
 	hll    *hyperloglog.Sketch
 	mem    *memTracker
 	key    []byte
-	// ints (count_uniq_hash of one field) keys an integer value by its
-	// number and _time by its timestamp: intKey.
+	// ints (count_uniq and count_uniq_hash of one field) keys an integer
+	// value by its number and _time by its timestamp: appendIntKey.
 	ints bool
 }
 

@@ -202,14 +202,16 @@ func (ev *evaluator) statsFunc(p *query.PipeStats, sf query.StatsFunc, rows []ro
 		return strconv.Itoa(n), nil
 
 	case "count_uniq":
+		// Distinct non-empty tuples; of one field, an integer is its
+		// number and _time its instant (intKey), as in count_uniq_hash.
 		seen := make(map[string]bool)
 		for _, r := range rows {
 			vals := argValues(r, args)
-			if isAllFields(args) {
-				vals = []string{allFieldsKey(r)}
-			}
 			if allEmpty(vals) {
 				continue
+			}
+			if len(args) == 1 {
+				vals = []string{intKey(args[0], vals[0])}
 			}
 			seen[tupleKey(vals)] = true
 		}
