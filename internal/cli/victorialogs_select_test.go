@@ -84,6 +84,24 @@ const rowPipeLines = `{"_time":"2026-01-02T00:00:22Z","_msg":"\u001b[31mred\u001
 {"_time":"2026-01-02T00:00:28Z","_msg":"tie","za":"a9"}
 `
 
+// syslogLines (tenant 7:2) are syslog messages for unpack_syslog: RFC
+// 5424 with structured data, CEF and CEE messages; RFC 3164 with a stamp
+// (in the year and local zone of both servers' clocks) or an RFC 3339 time
+// (one without a zone); a bad priority; duplicate structured data names.
+const syslogLines = `{"_time":"2026-01-02T00:00:01Z","_msg":"<165>1 2023-06-03T17:42:32.123456789Z mymachine.example.com appname 12345 ID47 [exampleSDID@32473 iut=\"3\" eventSource=\"Application\" eventID=\"1011\"][examplePriority@32473 class=\"high\"] This is a test message"}
+{"_time":"2026-01-02T00:00:02Z","_msg":"  <34>Oct 11 22:14:15 mymachine su[99]: 'su root' failed for lonvick","level":"app"}
+{"_time":"2026-01-02T00:00:03Z","_msg":"<13>2024-05-06T07:08:09.5+02:00 web nginx: GET /","hostname":"orig"}
+{"_time":"2026-01-02T00:00:04Z","_msg":"<13>2024-05-06T07:08:09 web nginx[1]: no zone"}
+{"_time":"2026-01-02T00:00:05Z","_msg":"<x>1 bad"}
+{"_time":"2026-01-02T00:00:06Z","_msg":"<191>1 2024-01-01T00:00:00Z h a p m -"}
+{"_time":"2026-01-02T00:00:07Z","_msg":"<0>Jan  2 03:04:05 host: x"}
+{"_time":"2026-01-02T00:00:08Z","_msg":"<14>1 2024-01-01T00:00:00Z h a p m - CEF:0|Security|threatmanager|1.0|100|worm successfully stopped|10|src=10.0.0.1 dst=2.1.2.2 msg=a b\\=c"}
+{"_time":"2026-01-02T00:00:09Z","_msg":"<14>1 2024-01-01T00:00:00Z h a p m - @cee:{\"a\":{\"b\":1},\"c\":[1,2],\"d\":null}"}
+{"_time":"2026-01-02T00:00:10Z","_msg":"<14>Dec 31 23:59:59 h CEF: not cef"}
+{"_time":"2026-01-02T00:00:11Z","_msg":"plain text, no header","sl":"<999>1 - - - - - [id a=\"1\" a=\"2\"][k=v] m"}
+{"_time":"2026-01-02T00:00:12Z","_msg":"<13>1 2024-01-01T00:00:00Z h a p m [x@1 q=\"a\\]b\"] tail","level":"keep"}
+`
+
 // selectOracle sends the same request to VictoriaLogs and to spate serve.
 type selectOracle struct {
 	vl, sp string
@@ -466,6 +484,7 @@ func TestVictoriaLogsSelectOracle(t *testing.T) {
 		vlPost(t, base, streams, oracleGenLines(7, []string{"solo"}, "tenanted"), "AccountID", "3", "ProjectID", "4")
 		vlPost(t, base, "", []byte(oddNumberLines), "AccountID", "7", "ProjectID", "0")
 		vlPost(t, base, "", []byte(rowPipeLines), "AccountID", "7", "ProjectID", "1")
+		vlPost(t, base, "", []byte(syslogLines), "AccountID", "7", "ProjectID", "2")
 	}
 	forceFlush(t, o.vl)
 
@@ -474,6 +493,7 @@ func TestVictoriaLogsSelectOracle(t *testing.T) {
 	tenant34 := func(r selectReq) selectReq { r.hdr = []string{"AccountID", "3", "ProjectID", "4"}; return r }
 	tenant70 := func(r selectReq) selectReq { r.hdr = []string{"AccountID", "7", "ProjectID", "0"}; return r }
 	tenant71 := func(r selectReq) selectReq { r.hdr = []string{"AccountID", "7", "ProjectID", "1"}; return r }
+	tenant72 := func(r selectReq) selectReq { r.hdr = []string{"AccountID", "7", "ProjectID", "2"}; return r }
 
 	// Every comparison runs twice: on the segments as written (plain,
 	// read line by line), then after a restart has sealed, compressed and
@@ -687,6 +707,18 @@ func TestVictoriaLogsSelectOracle(t *testing.T) {
 				`* | last 3 | fields _msg, za, zb`,
 			} {
 				o.check(t, fmt.Sprintf("query/row-pipes-%d", i), tenant71(post("/select/logsql/query", "query", q)), sameRows(strings.Contains(q, "sort"), nil))
+			}
+			// Syslog messages (tenant 7:2).
+			for i, q := range []string{
+				`* | unpack_syslog`,
+				`* | unpack_syslog from sl`,
+				`* | unpack_syslog from sl keep_original_fields`,
+				`* | unpack_syslog offset 5h30m result_prefix s. keep_original_fields`,
+				`* | unpack_syslog if (level:app) offset -2h | fields _time, level, timestamp`,
+				`* | unpack_syslog _msg keep_original_fields | fields _time, level, hostname`,
+				`* | unpack_syslog | stats by (format, level) count() n`,
+			} {
+				o.check(t, fmt.Sprintf("query/syslog-%d", i), tenant72(post("/select/logsql/query", "query", q)), sameRows(false, nil))
 			}
 			// Without _time the rows limit keeps are any: count them only.
 			r := get("/select/logsql/query", "query", "level:error | stats by (service) count() n", "limit", "3")

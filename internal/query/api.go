@@ -127,7 +127,7 @@ func keepsTime(p Pipe) bool {
 	case *PipeUnpackWords:
 		return t.Result != "_time"
 	case *PipeFilter, *PipeExtract, *PipeExtractRegexp, *PipeUnpack, *PipeMath, *PipeUnroll, *PipeDropEmptyFields,
-		*PipeDecolorize, *PipeCollapseNums, *PipeTimeAdd: // as VictoriaLogs says, even at _time
+		*PipeDecolorize, *PipeCollapseNums, *PipeTimeAdd, *PipeUnpackSyslog: // as VictoriaLogs says, even at _time
 		return true
 	}
 	return false
@@ -144,7 +144,8 @@ func (q *Query) CanLiveTail() bool {
 		case *PipeFields, *PipeDelete, *PipeRename, *PipeCopy, *PipeFilter, *PipeExtract,
 			*PipeExtractRegexp, *PipeUnpack, *PipeMath, *PipeFormat, *PipeLen, *PipeUnroll,
 			*PipeReplace, *PipeDropEmptyFields, *PipePack, *PipeCoalesce, *PipeDecolorize, *PipeHash,
-			*PipeJSONArrayLen, *PipeJSONArrayConcat, *PipeCollapseNums, *PipeSplit, *PipeTimeAdd, *PipeUnpackWords:
+			*PipeJSONArrayLen, *PipeJSONArrayConcat, *PipeCollapseNums, *PipeSplit, *PipeTimeAdd, *PipeUnpackWords,
+			*PipeUnpackSyslog:
 		default:
 			return false
 		}

@@ -310,7 +310,7 @@ var (
 	unsupportedPipes = []string{
 		"block_stats", "blocks_count", "generate_sequence", "query_stats",
 		"sample", "set_stream_fields", "stats_remote",
-		"stream_context", "unpack_syslog",
+		"stream_context",
 	}
 	unsupportedStatsFuncs = []string{}
 	supportedFilterFuncs  = []string{

@@ -86,6 +86,7 @@ func initPipeParsers() {
 		"uniq":              (*parser).parseUniqPipe,
 		"unpack_json":       (*parser).parseUnpackPipe,
 		"unpack_logfmt":     (*parser).parseUnpackPipe,
+		"unpack_syslog":     (*parser).parseUnpackSyslogPipe,
 		"unpack_words":      (*parser).parseUnpackWordsPipe,
 		"unroll":            (*parser).parseUnrollPipe,
 		"where":             (*parser).parseFilterPipe,

@@ -123,6 +123,12 @@ func TestParseSuccess(t *testing.T) {
 	f(`* | unpack_words from x as y drop_duplicates`, `* | unpack_words from x as y drop_duplicates`)
 	f(`* | unpack_words x drop_duplicates`, `* | unpack_words from x drop_duplicates`)
 	f(`* | unpack_words as y`, `* | unpack_words as y`)
+	f(`* | unpack_syslog`, `* | unpack_syslog`)
+	f(`* | unpack_syslog from _msg`, `* | unpack_syslog`)
+	f(`* | unpack_syslog x`, `* | unpack_syslog from x`)
+	f(`* | unpack_syslog offset -6h30m keep_original_fields`, `* | unpack_syslog offset -6h30m keep_original_fields`)
+	f(`* | unpack_syslog if (a:x) from x offset 2h result_prefix "a b" keep_original_fields`, `* | unpack_syslog if (a:x) from x offset 2h result_prefix "a b" keep_original_fields`)
+	f(`* | unpack_syslog result_prefix abc`, `* | unpack_syslog result_prefix abc`)
 
 	// Filters of a length, a string range, an IPv4 range, another field.
 	f(`len_range(1, 5)`, `len_range(1, 5)`)
@@ -602,6 +608,13 @@ func TestParseFailure(t *testing.T) {
 	f(`* | split as x`, 11, "missing split separator")
 	f(`* | split " " from x*`, 20, "cannot be a '*' pattern")
 	f(`* | unpack_words from`, 22, "missing field")
+	f(`* | unpack_syslog foo,`, 22, `unexpected ","`)
+	f(`* | unpack_syslog offset`, 25, "missing duration after 'offset'")
+	f(`* | unpack_syslog offset abc`, 26, `cannot parse "abc" as the offset`)
+	f(`* | unpack_syslog from x*`, 24, "cannot be a '*' pattern")
+	f(`* | unpack_syslog from x y`, 26, `unexpected "y"`)
+	f(`* | unpack_syslog result_prefix`, 32, "missing prefix")
+	f(`* | unpack_syslog keep_original_fields offset 1h`, 40, `unexpected "offset"`)
 	f(`* | last 0`, 11, `at least 1`)
 	f(`* | replace ("a")`, 17, `missing ','`)
 	f(`* | replace_regexp ("(", "x")`, 21, `cannot compile the regexp`)
@@ -893,7 +906,7 @@ func TestPipeNames(t *testing.T) {
 		"coalesce", "collapse_nums", "copy", "cp", "decolorize", "del", "delete", "drop", "drop_empty_fields", "eval", "extract", "extract_regexp", "facets",
 		"field_names", "field_values", "fields", "filter", "first", "format", "hash", "head", "join", "json_array_concat", "json_array_len", "keep", "last", "len",
 		"limit", "math", "mv", "offset", "order", "pack_json", "pack_logfmt", "rename", "replace", "replace_regexp", "rm", "running_stats", "skip", "sort", "split", "stats",
-		"time_add", "top", "total_stats", "union", "uniq", "unpack_json", "unpack_logfmt", "unpack_words", "unroll", "where",
+		"time_add", "top", "total_stats", "union", "uniq", "unpack_json", "unpack_logfmt", "unpack_syslog", "unpack_words", "unroll", "where",
 	}
 	if got := supportedPipeNames(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("pipe names:\ngot  %q\nwant %q", got, want)

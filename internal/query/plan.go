@@ -327,6 +327,8 @@ func forEachFilter(q *Query, fn func(Filter)) {
 			walk(p.If)
 		case *PipeCollapseNums:
 			walk(p.If)
+		case *PipeUnpackSyslog:
+			walk(p.If)
 		}
 	}
 }
@@ -582,6 +584,11 @@ func pipeNeeds(p Pipe, after fieldSet) fieldSet {
 	case *PipeUnpackWords:
 		in = after
 		in.add(p.From)
+		return in
+	case *PipeUnpackSyslog:
+		in = after
+		in.add(p.From)
+		addIfNeeds(p.If, &in)
 		return in
 	}
 	return allFields()

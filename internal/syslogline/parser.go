@@ -46,6 +46,16 @@ type Parser struct {
 	// Now gives the year of RFC 3164 timestamps; the zero Time means
 	// time.Now().
 	Now time.Time
+	// Year, when not 0, is the year of RFC 3164 timestamps instead of
+	// Now's year in Location (VictoriaLogs' unpack_syslog takes the UTC
+	// year of its clock); a time more than a day after Now still goes
+	// back a year.
+	Year int
+	// ZonelessLocation, when set, is the zone of RFC 3339 timestamps
+	// without one instead of Location (VictoriaLogs' unpack_syslog reads
+	// them at its local zone's current offset, whatever its offset
+	// option).
+	ZonelessLocation *time.Location
 
 	// Fields holds the fields of the last Parse, in order. Names and values
 	// are substrings of the message, constants or Parser-owned bytes, valid
@@ -519,7 +529,11 @@ func (p *Parser) rfc3164(s string) {
 			p.message(s)
 			return
 		}
-		ns, ok := ParseTime(s[:n], p.loc())
+		loc := p.ZonelessLocation
+		if loc == nil {
+			loc = p.loc()
+		}
+		ns, ok := ParseTime(s[:n], loc)
 		if !ok {
 			p.message(s)
 			return
@@ -597,7 +611,10 @@ func (p *Parser) stamp(s string) bool {
 	}
 	now := p.now()
 	if p.year == 0 {
-		p.year = now.In(p.loc()).Year()
+		p.year = p.Year
+		if p.year == 0 {
+			p.year = now.In(p.loc()).Year()
+		}
 	}
 	t = time.Date(p.year, t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), p.loc())
 	if t.Unix()-24*3600 > now.Unix() {

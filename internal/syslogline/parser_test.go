@@ -59,6 +59,26 @@ func TestParser(t *testing.T) {
 	}
 }
 
+// TestParserYearZone checks Year and ZonelessLocation, which unpack_syslog
+// sets: the UTC year of its clock, and RFC 3339 times without a zone at a
+// zone other than that of RFC 3164 stamps.
+func TestParserYearZone(t *testing.T) {
+	east := time.FixedZone("", 3*3600)
+	// 2026-12-31T22:00:00Z is already 2027 at UTC+3.
+	p := &Parser{Location: east, Now: time.Date(2026, 12, 31, 22, 0, 0, 0, time.UTC), ZonelessLocation: time.FixedZone("", -3600)}
+	f := func(in, want string) {
+		t.Helper()
+		if got := parsed(p, in); got != want {
+			t.Errorf("Parse(%q)\n got %s\nwant %s", in, got, want)
+		}
+	}
+	f(`Jan  1 00:30:00 h a: x`, `format=rfc3164 timestamp=2026-12-31T21:30:00Z hostname=h app_name=a message=x`) // 2027 by Location's year
+	f(`2026-01-02T03:04:05 h a: x`, `format=rfc3164 timestamp=2026-01-02T04:04:05Z hostname=h app_name=a message=x`)
+	p.Year = 2026
+	f(`Jan  1 00:30:00 h a: x`, `format=rfc3164 timestamp=2025-12-31T21:30:00Z hostname=h app_name=a message=x`)
+	f(`Dec 31 23:30:00 h a: x`, `format=rfc3164 timestamp=2026-12-31T20:30:00Z hostname=h app_name=a message=x`)
+}
+
 func TestParseTime(t *testing.T) {
 	for _, c := range []struct {
 		in   string

@@ -167,6 +167,8 @@ func (ev *evaluator) applyPipe(p query.Pipe, rows []row, first bool) ([]row, err
 		return ev.applyExtractRegexp(p, rows)
 	case *query.PipeUnpack:
 		return ev.applyUnpack(p, rows)
+	case *query.PipeUnpackSyslog:
+		return ev.applyUnpackSyslog(p, rows), nil
 	case *query.PipeUnroll:
 		return unrollRows(p, rows), nil
 	case *query.PipeStats:
