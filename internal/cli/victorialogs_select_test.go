@@ -394,6 +394,51 @@ func sortedLines(vl, sp []byte) error {
 	return nil
 }
 
+// sampledCount checks the answers of "... | sample N | stats count() n":
+// n is from lo to hi in both.
+func sampledCount(lo, hi int) func(vl, sp []byte) error {
+	return func(vl, sp []byte) error {
+		for _, b := range [][]byte{vl, sp} {
+			var r map[string]string
+			if err := json.Unmarshal(bytes.TrimSpace(b), &r); err != nil {
+				return err
+			}
+			if n, err := strconv.Atoi(r["n"]); err != nil || n < lo || n > hi {
+				return fmt.Errorf("sampled count %q, want %d to %d (spate %s, VictoriaLogs %s)", r["n"], lo, hi, sp, vl)
+			}
+		}
+		return nil
+	}
+}
+
+// sampledGenerated checks the answers of "generated | sample N | fields
+// _time, _msg, n": from lo to hi rows in both, each a line of
+// oracleGenLines, none twice.
+func sampledGenerated(lo, hi int) func(vl, sp []byte) error {
+	return func(vl, sp []byte) error {
+		for _, b := range [][]byte{vl, sp} {
+			seen := map[string]bool{}
+			lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+			for _, line := range lines {
+				var r map[string]string
+				if err := json.Unmarshal([]byte(line), &r); err != nil {
+					return err
+				}
+				i, err := strconv.Atoi(r["n"])
+				want := time.Date(2026, 1, 4, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * 37 * time.Second).Format(time.RFC3339)
+				if err != nil || r["_msg"] != fmt.Sprintf("generated line %d of the select oracle", i) || r["_time"] != want || seen[r["n"]] {
+					return fmt.Errorf("row %s is no generated line, or comes twice", line)
+				}
+				seen[r["n"]] = true
+			}
+			if len(lines) < lo || len(lines) > hi {
+				return fmt.Errorf("%d sampled rows, want %d to %d", len(lines), lo, hi)
+			}
+		}
+		return nil
+	}
+}
+
 // anyMember checks the answers of "stats by (level) any(service) a,
 // uniq_values(service) u, row_any(service) r": in both, a is one of u and
 // r is {"service":a'} for one a' of u; and both have the same groups and u.
@@ -708,6 +753,11 @@ func TestVictoriaLogsSelectOracle(t *testing.T) {
 			} {
 				o.check(t, fmt.Sprintf("query/row-pipes-%d", i), tenant71(post("/select/logsql/query", "query", q)), sameRows(strings.Contains(q, "sort"), nil))
 			}
+			// sample keeps random rows: their number, within many standard
+			// deviations, and that each is a generated line, once.
+			o.check(t, "query/sample-1", post("/select/logsql/query", "query", `generated | sample 1 | stats count() n`), sameRows(false, nil))
+			o.check(t, "query/sample-count", post("/select/logsql/query", "query", `generated | sample 3 | stats count() n`), sampledCount(50, 150))
+			o.check(t, "query/sample-rows", post("/select/logsql/query", "query", `generated | sample 2 | fields _time, _msg, n`), sampledGenerated(90, 210))
 			// Syslog messages (tenant 7:2).
 			for i, q := range []string{
 				`* | unpack_syslog`,

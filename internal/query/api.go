@@ -145,7 +145,7 @@ func (q *Query) CanLiveTail() bool {
 			*PipeExtractRegexp, *PipeUnpack, *PipeMath, *PipeFormat, *PipeLen, *PipeUnroll,
 			*PipeReplace, *PipeDropEmptyFields, *PipePack, *PipeCoalesce, *PipeDecolorize, *PipeHash,
 			*PipeJSONArrayLen, *PipeJSONArrayConcat, *PipeCollapseNums, *PipeSplit, *PipeTimeAdd, *PipeUnpackWords,
-			*PipeUnpackSyslog:
+			*PipeUnpackSyslog, *PipeSample:
 		default:
 			return false
 		}

@@ -309,7 +309,7 @@ func canonicalField(name string) string {
 var (
 	unsupportedPipes = []string{
 		"block_stats", "blocks_count", "generate_sequence", "query_stats",
-		"sample", "set_stream_fields", "stats_remote",
+		"set_stream_fields", "stats_remote",
 		"stream_context",
 	}
 	unsupportedStatsFuncs = []string{}

@@ -77,6 +77,7 @@ func initPipeParsers() {
 		"order":             (*parser).parseSortPipe,
 		"rename":            (*parser).parseRenamePipe,
 		"rm":                (*parser).parseDeletePipe,
+		"sample":            (*parser).parseSamplePipe,
 		"skip":              (*parser).parseOffsetPipe,
 		"sort":              (*parser).parseSortPipe,
 		"split":             (*parser).parseSplitPipe,

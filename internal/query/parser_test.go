@@ -123,6 +123,8 @@ func TestParseSuccess(t *testing.T) {
 	f(`* | unpack_words from x as y drop_duplicates`, `* | unpack_words from x as y drop_duplicates`)
 	f(`* | unpack_words x drop_duplicates`, `* | unpack_words from x drop_duplicates`)
 	f(`* | unpack_words as y`, `* | unpack_words as y`)
+	f(`* | sample 10`, `* | sample 10`)
+	f(`* | sample 1K | limit 3`, `* | sample 1000 | limit 3`)
 	f(`* | unpack_syslog`, `* | unpack_syslog`)
 	f(`* | unpack_syslog from _msg`, `* | unpack_syslog`)
 	f(`* | unpack_syslog x`, `* | unpack_syslog from x`)
@@ -618,7 +620,10 @@ func TestParseFailure(t *testing.T) {
 	f(`* | last 0`, 11, `at least 1`)
 	f(`* | replace ("a")`, 17, `missing ','`)
 	f(`* | replace_regexp ("(", "x")`, 21, `cannot compile the regexp`)
-	f(`* | sample 10`, 5, `pipe "sample"`)
+	f(`* | block_stats`, 5, `pipe "block_stats" is not supported by spate`)
+	f(`* | sample 0`, 12, `sample must be bigger than 0`)
+	f(`* | sample`, 11, `missing number after 'sample'`)
+	f(`* | sample x`, 12, `cannot parse "x" as the number for 'sample'`)
 	f(`* | limit abc`, 11, `cannot parse "abc" as the number for 'limit'`)
 	f(`* | limit -1`, 11, `cannot parse "-1"`)
 	f(`* | offset`, 11, "missing number after 'offset'")
@@ -905,7 +910,7 @@ func TestPipeNames(t *testing.T) {
 	want := []string{
 		"coalesce", "collapse_nums", "copy", "cp", "decolorize", "del", "delete", "drop", "drop_empty_fields", "eval", "extract", "extract_regexp", "facets",
 		"field_names", "field_values", "fields", "filter", "first", "format", "hash", "head", "join", "json_array_concat", "json_array_len", "keep", "last", "len",
-		"limit", "math", "mv", "offset", "order", "pack_json", "pack_logfmt", "rename", "replace", "replace_regexp", "rm", "running_stats", "skip", "sort", "split", "stats",
+		"limit", "math", "mv", "offset", "order", "pack_json", "pack_logfmt", "rename", "replace", "replace_regexp", "rm", "running_stats", "sample", "skip", "sort", "split", "stats",
 		"time_add", "top", "total_stats", "union", "uniq", "unpack_json", "unpack_logfmt", "unpack_syslog", "unpack_words", "unroll", "where",
 	}
 	if got := supportedPipeNames(); !reflect.DeepEqual(got, want) {

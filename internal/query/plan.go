@@ -585,6 +585,8 @@ func pipeNeeds(p Pipe, after fieldSet) fieldSet {
 		in = after
 		in.add(p.From)
 		return in
+	case *PipeSample:
+		return after
 	case *PipeUnpackSyslog:
 		in = after
 		in.add(p.From)
