@@ -758,6 +758,17 @@ func TestVictoriaLogsSelectOracle(t *testing.T) {
 			o.check(t, "query/sample-1", post("/select/logsql/query", "query", `generated | sample 1 | stats count() n`), sameRows(false, nil))
 			o.check(t, "query/sample-count", post("/select/logsql/query", "query", `generated | sample 3 | stats count() n`), sampledCount(50, 150))
 			o.check(t, "query/sample-rows", post("/select/logsql/query", "query", `generated | sample 2 | fields _time, _msg, n`), sampledGenerated(90, 210))
+			// generate_sequence drops its input and counts from 0.
+			for i, q := range []string{
+				`* | generate_sequence 5`,
+				`nosuch | generate_sequence 2.7 | stats count() n, max(_msg) m`,
+				`* | generate_sequence 1K | stats count() n, sum(_msg) s`,
+				`* | stats count() n | generate_sequence 3 | limit 2`,
+				`* | generate_sequence 0x10 | generate_sequence 3 | field_names`,
+			} {
+				o.check(t, fmt.Sprintf("query/generate-sequence-%d", i), post("/select/logsql/query", "query", q), sameRows(false, nil))
+			}
+			o.check(t, "query/generate-sequence-limit", get("/select/logsql/query", "query", `* | generate_sequence 10`, "limit", "3"), sameRows(false, nil))
 			// Syslog messages (tenant 7:2).
 			for i, q := range []string{
 				`* | unpack_syslog`,

@@ -164,7 +164,7 @@ func (q *Query) FixedFieldsOrder() bool {
 			if !hasWildcard(t.Fields) {
 				return true
 			}
-		case *PipeStats, *PipeTop, *PipeUniq, *PipeFieldNames, *PipeFieldValues, *PipeFacets:
+		case *PipeStats, *PipeTop, *PipeUniq, *PipeFieldNames, *PipeFieldValues, *PipeFacets, *PipeGenerateSequence:
 			return true
 		}
 	}

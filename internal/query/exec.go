@@ -115,6 +115,7 @@ func Run(ctx context.Context, q *Query, inputs []string, cfg fileread.Config, op
 	if err != nil {
 		return Stats{}, err
 	}
+	p.done = ctx.Done()
 	if opts.Partial != nil {
 		if _, ok := p.barrier.(*PipeStats); !ok || len(p.post) > 0 || opts.Every > 0 {
 			return Stats{}, fmt.Errorf("cannot run [%s] for a partial state: it must end with its first stats pipe", q)
@@ -259,7 +260,7 @@ func newExecutor(p *plan, cfg fileread.Config, sink Sink) (*executor, error) {
 	}
 	ordered := p.barrier == nil
 	switch p.barrier.(type) {
-	case *PipeLimit, *PipeOffset, *PipeUnion:
+	case *PipeLimit, *PipeOffset, *PipeUnion, *PipeGenerateSequence:
 		// Pipes that see the rows one at a time, in order, after the
 		// workers.
 		ordered = true

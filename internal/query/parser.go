@@ -308,7 +308,7 @@ func canonicalField(name string) string {
 // those in getStatsFuncDefs.
 var (
 	unsupportedPipes = []string{
-		"block_stats", "blocks_count", "generate_sequence", "query_stats",
+		"block_stats", "blocks_count", "query_stats",
 		"set_stream_fields", "stats_remote",
 		"stream_context",
 	}

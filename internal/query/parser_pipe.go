@@ -40,6 +40,7 @@ func initPipeParsers() {
 		"collapse_nums":     (*parser).parseCollapseNumsPipe,
 		"copy":              (*parser).parseCopyPipe,
 		"decolorize":        (*parser).parseDecolorizePipe,
+		"generate_sequence": (*parser).parseGenerateSequencePipe,
 		"hash":              (*parser).parseHashPipe,
 		"json_array_concat": (*parser).parseJSONArrayConcatPipe,
 		"json_array_len":    (*parser).parseJSONArrayLenPipe,

@@ -157,6 +157,9 @@ type plan struct {
 	mem *memShared
 	// spilled counts the bytes stats groups spilled to temp files.
 	spilled atomic.Int64
+	// done is the run's cancellation (its context's Done), for pipes
+	// that emit many rows at flush (generate_sequence); nil: none.
+	done <-chan struct{}
 
 	// rawRows says the output rows are logs whose field set no pipe fixed:
 	// they are printed with _time and _msg first, then the rest by name.
@@ -172,7 +175,7 @@ type plan struct {
 func isBarrier(p Pipe) bool {
 	switch p.(type) {
 	case *PipeLimit, *PipeOffset, *PipeSort, *PipeStats, *PipeTop, *PipeUniq,
-		*PipeFieldNames, *PipeFieldValues, *PipeFacets, *PipeRunningStats, *PipeUnion:
+		*PipeFieldNames, *PipeFieldValues, *PipeFacets, *PipeRunningStats, *PipeUnion, *PipeGenerateSequence:
 		return true
 	}
 	return false
@@ -380,7 +383,8 @@ func isFilterAll(f Filter) bool {
 // is no longer raw log rows.
 func fixesFields(p Pipe) bool {
 	switch p.(type) {
-	case *PipeFields, *PipeStats, *PipeTop, *PipeUniq, *PipeFieldNames, *PipeFieldValues, *PipeFacets:
+	case *PipeFields, *PipeStats, *PipeTop, *PipeUniq, *PipeFieldNames, *PipeFieldValues, *PipeFacets,
+		*PipeGenerateSequence:
 		return true
 	}
 	return false
@@ -587,6 +591,8 @@ func pipeNeeds(p Pipe, after fieldSet) fieldSet {
 		return in
 	case *PipeSample:
 		return after
+	case *PipeGenerateSequence:
+		return in // reads nothing
 	case *PipeUnpackSyslog:
 		in = after
 		in.add(p.From)

@@ -167,6 +167,13 @@ func (ev *evaluator) applyPipe(p query.Pipe, rows []row, first bool) ([]row, err
 		return ev.applyExtractRegexp(p, rows)
 	case *query.PipeUnpack:
 		return ev.applyUnpack(p, rows)
+	case *query.PipeGenerateSequence:
+		// The input is dropped; tests keep N small.
+		out := make([]row, 0, p.N)
+		for i := range p.N {
+			out = append(out, row{"_msg": strconv.FormatUint(i, 10)})
+		}
+		return out, nil
 	case *query.PipeUnpackSyslog:
 		return ev.applyUnpackSyslog(p, rows), nil
 	case *query.PipeUnroll:
