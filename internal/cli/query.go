@@ -173,7 +173,7 @@ extract_regexp, unpack_json, unpack_logfmt, math, format, len, unroll,
 replace, replace_regexp, drop_empty_fields, pack_json, pack_logfmt,
 coalesce, decolorize, hash, json_array_len, json_array_concat,
 collapse_nums, split, time_add, unpack_words, unpack_syslog, sample,
-generate_sequence, field_names, field_values, facets, join and union (with a subquery in
+generate_sequence, set_stream_fields, field_names, field_values, facets, join and union (with a subquery in
 parentheses or rows({...})). Filters take subqueries too:
 f:in(QUERY | fields x), contains_any(...) and contains_all(...). A
 subquery reads the inputs again, so it cannot run over stdin or with -f.

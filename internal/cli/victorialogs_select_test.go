@@ -769,6 +769,19 @@ func TestVictoriaLogsSelectOracle(t *testing.T) {
 				o.check(t, fmt.Sprintf("query/generate-sequence-%d", i), post("/select/logsql/query", "query", q), sameRows(false, nil))
 			}
 			o.check(t, "query/generate-sequence-limit", get("/select/logsql/query", "query", `* | generate_sequence 10`, "limit", "3"), sameRows(false, nil))
+			// set_stream_fields over stored streams (app, env) and none.
+			for i, q := range []string{
+				`generated | set_stream_fields level, app | fields _time, _stream, _stream_id`,
+				`generated | set_stream_fields if (level:error) n | fields _time, _stream, _stream_id`,
+				`generated | set_stream_fields * | fields _time, _stream`,
+				`generated | set_stream_fields * | fields _time, _stream, _stream_id, level`,
+				`generated | set_stream_fields _s*, env | stats by (_stream) count() n`,
+				`* | set_stream_fields level, nosuch | stats by (_stream) count() n`,
+				`generated | set_stream_fields level | filter {level="error"} | stats count() n`,
+				`generated | set_stream_fields if (app:web) level, _msg | stats by (_stream, _stream_id) count() n`,
+			} {
+				o.check(t, fmt.Sprintf("query/set-stream-fields-%d", i), post("/select/logsql/query", "query", q), sameRows(false, nil))
+			}
 			// Syslog messages (tenant 7:2).
 			for i, q := range []string{
 				`* | unpack_syslog`,

@@ -127,7 +127,8 @@ func keepsTime(p Pipe) bool {
 	case *PipeUnpackWords:
 		return t.Result != "_time"
 	case *PipeFilter, *PipeExtract, *PipeExtractRegexp, *PipeUnpack, *PipeMath, *PipeUnroll, *PipeDropEmptyFields,
-		*PipeDecolorize, *PipeCollapseNums, *PipeTimeAdd, *PipeUnpackSyslog: // as VictoriaLogs says, even at _time
+		*PipeDecolorize, *PipeCollapseNums, *PipeTimeAdd, *PipeUnpackSyslog,
+		*PipeSetStreamFields: // as VictoriaLogs says, even at _time
 		return true
 	}
 	return false
@@ -145,7 +146,7 @@ func (q *Query) CanLiveTail() bool {
 			*PipeExtractRegexp, *PipeUnpack, *PipeMath, *PipeFormat, *PipeLen, *PipeUnroll,
 			*PipeReplace, *PipeDropEmptyFields, *PipePack, *PipeCoalesce, *PipeDecolorize, *PipeHash,
 			*PipeJSONArrayLen, *PipeJSONArrayConcat, *PipeCollapseNums, *PipeSplit, *PipeTimeAdd, *PipeUnpackWords,
-			*PipeUnpackSyslog, *PipeSample:
+			*PipeUnpackSyslog, *PipeSample, *PipeSetStreamFields:
 		default:
 			return false
 		}

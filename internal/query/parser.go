@@ -309,7 +309,7 @@ func canonicalField(name string) string {
 var (
 	unsupportedPipes = []string{
 		"block_stats", "blocks_count", "query_stats",
-		"set_stream_fields", "stats_remote",
+		"stats_remote",
 		"stream_context",
 	}
 	unsupportedStatsFuncs = []string{}

@@ -79,6 +79,7 @@ func initPipeParsers() {
 		"rename":            (*parser).parseRenamePipe,
 		"rm":                (*parser).parseDeletePipe,
 		"sample":            (*parser).parseSamplePipe,
+		"set_stream_fields": (*parser).parseSetStreamFieldsPipe,
 		"skip":              (*parser).parseOffsetPipe,
 		"sort":              (*parser).parseSortPipe,
 		"split":             (*parser).parseSplitPipe,

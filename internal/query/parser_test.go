@@ -124,6 +124,9 @@ func TestParseSuccess(t *testing.T) {
 	f(`* | unpack_words x drop_duplicates`, `* | unpack_words from x drop_duplicates`)
 	f(`* | unpack_words as y`, `* | unpack_words as y`)
 	f(`* | sample 10`, `* | sample 10`)
+	f(`* | set_stream_fields a`, `* | set_stream_fields a`)
+	f(`* | set_stream_fields if (x:y) a, b*, "c d"`, `* | set_stream_fields if (x:y) a, b*, "c d"`)
+	f(`* | set_stream_fields *`, `* | set_stream_fields *`)
 	f(`* | generate_sequence 10`, `* | generate_sequence 10`)
 	f(`* | generate_sequence 2.7`, `* | generate_sequence 2`)
 	f(`* | generate_sequence 1K | limit 3`, `* | generate_sequence 1000 | limit 3`)
@@ -626,6 +629,9 @@ func TestParseFailure(t *testing.T) {
 	f(`* | replace_regexp ("(", "x")`, 21, `cannot compile the regexp`)
 	f(`* | block_stats`, 5, `pipe "block_stats" is not supported by spate`)
 	f(`* | sample 0`, 12, `sample must be bigger than 0`)
+	f(`* | set_stream_fields`, 22, "missing field name")
+	f(`* | set_stream_fields a b`, 25, `unexpected "b"`)
+	f(`* | set_stream_fields if (a)`, 29, "missing field name")
 	f(`* | generate_sequence`, 22, `missing the number of rows after 'generate_sequence'`)
 	f(`* | generate_sequence 0.5`, 23, `must be 1 or more`)
 	f(`* | generate_sequence x`, 23, `missing the number of rows`)
@@ -918,7 +924,7 @@ func TestPipeNames(t *testing.T) {
 	want := []string{
 		"coalesce", "collapse_nums", "copy", "cp", "decolorize", "del", "delete", "drop", "drop_empty_fields", "eval", "extract", "extract_regexp", "facets",
 		"field_names", "field_values", "fields", "filter", "first", "format", "generate_sequence", "hash", "head", "join", "json_array_concat", "json_array_len", "keep", "last", "len",
-		"limit", "math", "mv", "offset", "order", "pack_json", "pack_logfmt", "rename", "replace", "replace_regexp", "rm", "running_stats", "sample", "skip", "sort", "split", "stats",
+		"limit", "math", "mv", "offset", "order", "pack_json", "pack_logfmt", "rename", "replace", "replace_regexp", "rm", "running_stats", "sample", "set_stream_fields", "skip", "sort", "split", "stats",
 		"time_add", "top", "total_stats", "union", "uniq", "unpack_json", "unpack_logfmt", "unpack_syslog", "unpack_words", "unroll", "where",
 	}
 	if got := supportedPipeNames(); !reflect.DeepEqual(got, want) {

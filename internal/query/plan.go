@@ -332,6 +332,8 @@ func forEachFilter(q *Query, fn func(Filter)) {
 			walk(p.If)
 		case *PipeUnpackSyslog:
 			walk(p.If)
+		case *PipeSetStreamFields:
+			walk(p.If)
 		}
 	}
 }
@@ -591,6 +593,20 @@ func pipeNeeds(p Pipe, after fieldSet) fieldSet {
 		return in
 	case *PipeSample:
 		return after
+	case *PipeSetStreamFields:
+		if !after.has("_stream") {
+			return after
+		}
+		in = after
+		if p.If != nil {
+			addIfNeeds(p.If, &in) // rows it rejects keep their _stream
+		} else {
+			in.remove("_stream")
+		}
+		for _, f := range p.Fields {
+			in.add(f)
+		}
+		return in
 	case *PipeGenerateSequence:
 		return in // reads nothing
 	case *PipeUnpackSyslog:

@@ -174,6 +174,31 @@ func (ev *evaluator) applyPipe(p query.Pipe, rows []row, first bool) ([]row, err
 			out = append(out, row{"_msg": strconv.FormatUint(i, 10)})
 		}
 		return out, nil
+	case *query.PipeSetStreamFields:
+		for _, r := range rows {
+			if p.If != nil && !ev.match(p.If, r) {
+				continue
+			}
+			var names []string
+			for name, v := range r {
+				if v != "" && matchAnyPattern(p.Fields, name) {
+					names = append(names, name)
+				}
+			}
+			sort.Strings(names)
+			var b strings.Builder
+			b.WriteByte('{')
+			for i, name := range names {
+				if i > 0 {
+					b.WriteByte(',')
+				}
+				b.WriteString(name + "=" + strconv.Quote(r[name]))
+			}
+			b.WriteByte('}')
+			r.set("_stream", b.String())
+			delete(r, "_stream_id")
+		}
+		return rows, nil
 	case *query.PipeUnpackSyslog:
 		return ev.applyUnpackSyslog(p, rows), nil
 	case *query.PipeUnroll:
