@@ -176,6 +176,10 @@ type StreamTagFilter struct {
 type FilterStreamID struct {
 	IDs []string
 	In  bool
+	// Sub and SubField are as in FilterIn: "_stream_id:in(QUERY | fields
+	// _stream_id)" until ResolveSubqueries puts the values in IDs.
+	Sub      *Query
+	SubField string
 
 	// The tenant for IDs of logs without _stream_id, from Options; set by
 	// the planner (not part of the query text).

@@ -204,7 +204,7 @@ func (f *FilterStream) String() string {
 
 func (f *FilterStreamID) String() string {
 	if f.In {
-		return "_stream_id:in(" + joinTokens(f.IDs) + ")"
+		return "_stream_id:in(" + argsOrSubquery(f.IDs, f.Sub) + ")"
 	}
 	return "_stream_id:" + quoteToken(f.IDs[0])
 }

@@ -208,6 +208,8 @@ var edgeQueries = []string{
 	`* | union (level:error | fields level) | fields _msg, level`,
 	`* | union rows({a:1}, {b:2}) | limit 30 | fields _msg, a, b`,
 	`level:in(* | fields level) | stats count() n`,
+	`_stream_id:in(level:error | fields _stream_id) | stats count() n`,
+	`_stream_id:in(nosuch:x | uniq by (_stream_id)) | stats count() n`,
 	`level:in(level:e* | fields level) | stats count() n`,
 	`_msg:contains_any(level:error | fields level) | fields _msg`,
 	`_msg:contains_all(level:error | uniq by (level)) | fields _msg`,

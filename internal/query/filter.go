@@ -126,6 +126,9 @@ func compileFilter(f Filter) (matcher, error) {
 	case *FilterStream:
 		return newMatchStream(f)
 	case *FilterStreamID:
+		if f.Sub != nil {
+			return nil, errUnresolved("_stream_id:in()", f.Sub)
+		}
 		return &matchStreamID{ids: f.IDs, account: f.account, project: f.project, cache: map[string]string{}}, nil
 	}
 	return nil, fmt.Errorf("BUG: unknown filter %T", f)

@@ -691,6 +691,19 @@ func isStreamStop(t *lexToken) bool {
 // parseStreamIDFilter parses what follows "_stream_id:": an ID, or in(IDs).
 func (p *parser) parseStreamIDFilter(pos int) (Filter, error) {
 	if p.isKw("in") && p.peek(1).kind == lexPunct && p.peek(1).text == "(" {
+		if p.peekSubquery() {
+			inPos := p.cur().pos
+			p.next()
+			sub, err := p.parseSubquery("_stream_id:in()")
+			if err != nil {
+				return nil, err
+			}
+			subField, err := valuesField(sub)
+			if err != nil {
+				return nil, p.errorf(inPos, "cannot take the values of _stream_id:in(%s): %v", sub, err)
+			}
+			return &FilterStreamID{In: true, Sub: sub, SubField: subField}, nil
+		}
 		args, wildcard, err := p.parseArgList("in")
 		if err != nil {
 			return nil, err

@@ -66,6 +66,7 @@ func TestParseSuccess(t *testing.T) {
 		`* | math a & b xor c or d + 1 as "a & b xor c or d + 1", (a or b) & c as x, now() - _time as age, rand() as r`)
 	f(`* | uniq by (a) filter "x y" hits limit 3`, `* | uniq by (a) filter "x y" with hits limit 3`)
 	f(`* | uniq (a) filter x`, `* | uniq by (a) filter x`)
+	f(`_stream_id:in(app:x | fields _stream_id) a`, `_stream_id:in(app:x | fields _stream_id) a`)
 	f(`* | first`, `* | sort limit 1`)
 	f(`* | first 3 by (a desc, b)`, `* | sort by (a desc, b) limit 3`)
 	f(`* | last 2 (_time)`, `* | sort by (_time) desc limit 2`)
@@ -542,7 +543,7 @@ func TestParseFailure(t *testing.T) {
 	f(`pattern_match("<N>", x)`, 1, `pattern_match() needs exactly one argument, the pattern; got 2`)
 	f(`pattern_match_full()`, 1, `pattern_match_full() needs exactly one argument`)
 	f(`pattern_match_suffix(*)`, 1, `takes no unquoted '*'`)
-	f(`_stream_id:in(* | fields _stream_id)`, 12, `filter "in(subquery)" is not supported by spate`)
+	f(`_stream_id:in(* | stats count() n)`, 12, `cannot take the values of _stream_id:in`)
 
 	// Stream filters.
 	f(`{a="b"`, 7, "missing '}' at the end of the stream filter")

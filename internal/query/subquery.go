@@ -170,6 +170,8 @@ func (q *Query) HasSubqueries() bool {
 			found = found || t.Sub != nil
 		case *FilterContainsAll:
 			found = found || t.Sub != nil
+		case *FilterStreamID:
+			found = found || t.Sub != nil
 		}
 		switch t := p.(type) {
 		case *PipeJoin:
@@ -204,6 +206,8 @@ func (q *Query) visitQueries(fn func(*Query)) {
 		case *FilterContainsAny:
 			sub = t.Sub
 		case *FilterContainsAll:
+			sub = t.Sub
+		case *FilterStreamID:
 			sub = t.Sub
 		}
 		switch t := p.(type) {
@@ -248,6 +252,11 @@ func ResolveSubqueries(ctx context.Context, q *Query, maxBytes int64, run Subque
 		case *FilterContainsAll:
 			if t.Sub != nil {
 				t.Phrases, err = subqueryValues(ctx, t.Sub, t.SubField, maxBytes, run)
+				t.Sub = nil
+			}
+		case *FilterStreamID:
+			if t.Sub != nil {
+				t.IDs, err = subqueryValues(ctx, t.Sub, t.SubField, maxBytes, run)
 				t.Sub = nil
 			}
 		}

@@ -208,7 +208,11 @@ func (ev *evaluator) match(f query.Filter, r row) bool {
 		if id == "" {
 			id = ev.streamID(streamOf(r))
 		}
-		for _, want := range f.IDs {
+		ids := f.IDs
+		if f.Sub != nil {
+			ids = ev.subqueryValues(f.Sub, f.SubField)
+		}
+		for _, want := range ids {
 			if id == want {
 				return true
 			}
