@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/spate-io/spate/internal/timeparse"
 )
@@ -173,7 +174,11 @@ func (p *parser) parseBucket(bf *ByField) error {
 		return err
 	}
 	if s == "year" || s == "month" {
-		return p.errorf(pos, "bucket %q is not supported by spate", s)
+		if bf.Name != "_time" {
+			return p.errorf(pos, "bucket %q is supported by spate for _time only", s)
+		}
+		bf.Bucket = s
+		return p.parseBucketOffset(bf)
 	}
 	step, ok := parseBucketSizeLit(s)
 	if !ok {
@@ -188,12 +193,17 @@ func (p *parser) parseBucket(bf *ByField) error {
 			return p.errorf(pos, "bucket size %q for _time must be at least 1ns", s)
 		}
 	}
+	return p.parseBucketOffset(bf)
+}
+
+// parseBucketOffset parses the optional "offset D" of a bucket.
+func (p *parser) parseBucketOffset(bf *ByField) error {
 	if !p.isKw("offset") {
 		return nil
 	}
 	p.next()
-	pos = p.cur().pos
-	s, err = p.compound(stopsGeneric, "offset")
+	pos := p.cur().pos
+	s, err := p.compound(stopsGeneric, "offset")
 	if err != nil {
 		return err
 	}
@@ -383,7 +393,7 @@ func (s *statsProc) group(r *Row) int {
 		if b.Bucket != "" {
 			if v, ok := s.bucket(r, b); ok {
 				tag := byte(keyNumBucket)
-				if b.Name == "_time" && b.BucketNs > 0 {
+				if b.Name == "_time" {
 					tag = keyTimeBucket
 				}
 				k = append(k, tag)
@@ -419,6 +429,13 @@ func (s *statsProc) group(r *Row) int {
 // (VictoriaLogs shifts them by 3 days from the Thursday of 1970-01-01);
 // "1w" and "7d" do not.
 func (s *statsProc) bucket(r *Row, b ByField) (int64, bool) {
+	if b.Name == "_time" && (b.Bucket == "month" || b.Bucket == "year") {
+		t, ok := rowTime(r)
+		if !ok {
+			return 0, false
+		}
+		return truncateCalendar(t+b.Offset, b.Bucket == "year") - b.Offset, true
+	}
 	if b.Name == "_time" && b.BucketNs > 0 {
 		t, ok := rowTime(r)
 		if !ok {
@@ -452,6 +469,18 @@ func (s *statsProc) bucket(r *Row, b ByField) (int64, bool) {
 	}
 	v := math.Floor((n+b.OffsetNum)/step)*step - b.OffsetNum
 	return int64(math.Float64bits(v)), true
+}
+
+// truncateCalendar returns the start of the UTC month (or year) that holds
+// t, in Unix nanoseconds: the buckets "_time:month" and "_time:year" (the
+// offset works as a time zone, as for other buckets).
+func truncateCalendar(t int64, year bool) int64 {
+	u := time.Unix(0, t).UTC()
+	m := u.Month()
+	if year {
+		m = time.January
+	}
+	return time.Date(u.Year(), m, 1, 0, 0, 0, 0, time.UTC).UnixNano()
 }
 
 // parseBucketNumber parses s as a number that a numeric bucket rounds, the

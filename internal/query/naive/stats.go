@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spate-io/spate/internal/query"
 )
@@ -82,6 +83,19 @@ func (ev *evaluator) applyStats(p *query.PipeStats, rows []row) ([]row, error) {
 func bucketValue(bf query.ByField, v string) (string, error) {
 	if bf.Bucket == "" || v == "" {
 		return v, nil
+	}
+	if bf.Name == "_time" && (bf.Bucket == "month" || bf.Bucket == "year") {
+		t, ok := parseTime(v)
+		if !ok {
+			return "", nil
+		}
+		// Calendar months and years in UTC, the offset a time zone.
+		u := time.Unix(0, t+bf.Offset).UTC()
+		start := time.Date(u.Year(), u.Month(), 1, 0, 0, 0, 0, time.UTC)
+		if bf.Bucket == "year" {
+			start = time.Date(u.Year(), time.January, 1, 0, 0, 0, 0, time.UTC)
+		}
+		return formatTime(start.UnixNano() - bf.Offset), nil
 	}
 	if bf.Name == "_time" {
 		if bf.BucketNs <= 0 {
