@@ -709,6 +709,8 @@ func TestVictoriaLogsSelectOracle(t *testing.T) {
 				`* | sort desc limit 3 | fields _msg`,
 				`* | first | fields _msg`,
 				`n:<inf | fields _msg`,
+				`_msg:in(f, g, j, z, a) | stats by (v:1h) count() n`, // not h: 1_000 (a documented difference)
+				`_msg:in(f, g, j, z) | stats by (v:month, w:week offset 1d) count() n`,
 				`n:>-inf | fields _msg`,
 				`n:range(-inf, inf) | fields _msg`,
 				`n:>0 | fields _msg`,

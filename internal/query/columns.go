@@ -563,7 +563,7 @@ func (e *executor) histogram(w *workerState, cw *colWorker, blk *segindex.Block,
 		if tb != nil {
 			row := &w.row
 			row.Time, row.HasTime = cw.times[r], true
-			start, ok := sp.bucket(row, *tb)
+			start, _, ok := sp.bucket(row, *tb)
 			if !ok {
 				return false, nil // nothing counted yet is lost: the caller goes on row by row
 			}
@@ -649,12 +649,12 @@ func (e *executor) blockBucket(w *workerState, sp *statsProc, blk *segindex.Bloc
 	}
 	row := &w.row
 	row.Fields, row.Time, row.HasTime = row.Fields[:0], blk.MinTime, true
-	lo, ok := sp.bucket(row, *e.fast.timeBucket)
+	lo, _, ok := sp.bucket(row, *e.fast.timeBucket)
 	if !ok {
 		return 0, false
 	}
 	row.Time = blk.MaxTime
-	hi, ok := sp.bucket(row, *e.fast.timeBucket)
+	hi, _, ok := sp.bucket(row, *e.fast.timeBucket)
 	return lo, ok && hi == lo
 }
 

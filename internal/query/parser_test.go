@@ -706,7 +706,6 @@ func TestParseFailure(t *testing.T) {
 	f(`* | stats count_uniq(*) as r`, 21, "takes no field pattern")
 	f(`* | stats count_uniq(a, b*) as r`, 21, "takes no field pattern")
 	f(`* | stats by (_time:abc) count()`, 21, `cannot parse bucket size "abc"`)
-	f(`* | stats by (x:month) count()`, 17, `bucket "month" is supported by spate for _time only`)
 	f(`* | stats by (_time:1d offset x) count()`, 31, `cannot parse bucket offset "x"`)
 	f(`* | stats count() switch (case (a) as x)`, 19, "'switch' in stats")
 	f(`* | stats count() if level:x`, 22, "missing '(' after 'if'")

@@ -174,9 +174,6 @@ func (p *parser) parseBucket(bf *ByField) error {
 		return err
 	}
 	if s == "year" || s == "month" {
-		if bf.Name != "_time" {
-			return p.errorf(pos, "bucket %q is supported by spate for _time only", s)
-		}
 		bf.Bucket = s
 		return p.parseBucketOffset(bf)
 	}
@@ -391,9 +388,9 @@ func (s *statsProc) group(r *Row) int {
 	k := s.key[:0]
 	for _, b := range s.st.By {
 		if b.Bucket != "" {
-			if v, ok := s.bucket(r, b); ok {
+			if v, isTime, ok := s.bucket(r, b); ok {
 				tag := byte(keyNumBucket)
-				if b.Name == "_time" {
+				if isTime {
 					tag = keyTimeBucket
 				}
 				k = append(k, tag)
@@ -422,41 +419,47 @@ func (s *statsProc) group(r *Row) int {
 }
 
 // bucket returns the bucket start of a _time or numeric bucketed by-field,
-// as int64 bits (time in ns, numbers as float64 bits). The offset works as
-// a time zone, as in VictoriaLogs since v1.52: v falls in the bucket
-// floor((v+off)/step)*step - off, so "_time:1d offset 3h" starts its days
-// at 21:00 UTC (midnight at UTC+3). Buckets named "week" start on Monday
-// (VictoriaLogs shifts them by 3 days from the Thursday of 1970-01-01);
-// "1w" and "7d" do not.
-func (s *statsProc) bucket(r *Row, b ByField) (int64, bool) {
-	if b.Name == "_time" && (b.Bucket == "month" || b.Bucket == "year") {
+// as int64 bits (time in ns, numbers as float64 bits), and whether it is
+// a time. The offset works as a time zone, as in VictoriaLogs since
+// v1.52: v falls in the bucket floor((v+off)/step)*step - off, so
+// "_time:1d offset 3h" starts its days at 21:00 UTC (midnight at UTC+3).
+// Buckets named "week" start on Monday (VictoriaLogs shifts them by 3 days
+// from the Thursday of 1970-01-01); "1w" and "7d" do not; "month" and
+// "year" are calendar months and years in UTC. In another field, as in
+// VictoriaLogs, an integer or a decimal is bucketed as a number (by 1 for
+// month and year) and an RFC 3339 time ('T' or a space; without a zone,
+// UTC) as a time. (VictoriaLogs buckets IPv4 addresses and durations
+// too; spate leaves them as they are.)
+func (s *statsProc) bucket(r *Row, b ByField) (v int64, isTime, ok bool) {
+	calendar := b.Bucket == "month" || b.Bucket == "year"
+	if b.Name == "_time" {
 		t, ok := rowTime(r)
 		if !ok {
-			return 0, false
+			return 0, false, false
 		}
-		return truncateCalendar(t+b.Offset, b.Bucket == "year") - b.Offset, true
-	}
-	if b.Name == "_time" && b.BucketNs > 0 {
-		t, ok := rowTime(r)
-		if !ok {
-			return 0, false
-		}
-		off := b.Offset
-		if b.Bucket == "week" {
-			off += 3 * nsPerDay
-		}
-		return floorDiv(t+off, b.BucketNs)*b.BucketNs - off, true
+		return bucketTime(t, b, b.BucketNs), true, true
 	}
 	step := b.BucketNum
 	if step <= 0 && b.BucketNs > 0 {
 		step = float64(b.BucketNs)
 	}
-	if step <= 0 {
-		return 0, false
+	if calendar {
+		step = 1
 	}
-	n, i, isInt, ok := parseBucketNumber(r.Get(b.Name))
+	if step <= 0 {
+		return 0, false, false
+	}
+	val := r.Get(b.Name)
+	n, i, isInt, ok := parseBucketNumber(val)
 	if !ok {
-		return 0, false
+		if len(val) < 19 || val[4] != '-' || val[7] != '-' || !isDigit(val[0]) {
+			return 0, false, false
+		}
+		t, ok := parseTimestampLit(val)
+		if !ok {
+			return 0, false, false
+		}
+		return bucketTime(t, b, max(int64(min(step, math.MaxInt64)), 1)), true, true
 	}
 	if isInt {
 		// VictoriaLogs buckets integers in integer arithmetic: a fractional
@@ -465,10 +468,23 @@ func (s *statsProc) bucket(r *Row, b ByField) (int64, bool) {
 		if step >= 1 {
 			istep = int64(min(step, 1<<62))
 		}
-		return int64(math.Float64bits(float64(floorDiv(i+b.Offset, istep)*istep - b.Offset))), true
+		return int64(math.Float64bits(float64(floorDiv(i+b.Offset, istep)*istep - b.Offset))), false, true
 	}
-	v := math.Floor((n+b.OffsetNum)/step)*step - b.OffsetNum
-	return int64(math.Float64bits(v)), true
+	f := math.Floor((n+b.OffsetNum)/step)*step - b.OffsetNum
+	return int64(math.Float64bits(f)), false, true
+}
+
+// bucketTime returns the start of the bucket of b (step ns, or a calendar
+// month or year) that holds the time t.
+func bucketTime(t int64, b ByField, step int64) int64 {
+	switch b.Bucket {
+	case "month", "year":
+		return truncateCalendar(t+b.Offset, b.Bucket == "year") - b.Offset
+	case "week":
+		off := b.Offset + 3*nsPerDay
+		return floorDiv(t+off, step)*step - off
+	}
+	return floorDiv(t+b.Offset, step)*step - b.Offset
 }
 
 // truncateCalendar returns the start of the UTC month (or year) that holds

@@ -78,49 +78,44 @@ func (ev *evaluator) applyStats(p *query.PipeStats, rows []row) ([]row, error) {
 // falls in the bucket starting at floor((t+Offset)/step)*step-Offset,
 // printed as a time, so days with offset 3h start at 21:00 UTC; a row
 // without a (parsable) _time has the empty key. Buckets named "week" start
-// on Monday. A numeric bucket ("f:10") rounds a plain number ("-12.5", not
-// "1.5e2" or "+3") the same way; any other value stays as it is.
+// on Monday, "month" and "year" are calendar months and years in UTC. A
+// numeric bucket ("f:10") rounds a plain number ("-12.5", not "1.5e2" or
+// "+3") the same way (by 1 for month and year), and an RFC 3339 time as a
+// time; any other value stays as it is.
 func bucketValue(bf query.ByField, v string) (string, error) {
 	if bf.Bucket == "" || v == "" {
 		return v, nil
 	}
-	if bf.Name == "_time" && (bf.Bucket == "month" || bf.Bucket == "year") {
-		t, ok := parseTime(v)
-		if !ok {
-			return "", nil
-		}
-		// Calendar months and years in UTC, the offset a time zone.
-		u := time.Unix(0, t+bf.Offset).UTC()
-		start := time.Date(u.Year(), u.Month(), 1, 0, 0, 0, 0, time.UTC)
-		if bf.Bucket == "year" {
-			start = time.Date(u.Year(), time.January, 1, 0, 0, 0, 0, time.UTC)
-		}
-		return formatTime(start.UnixNano() - bf.Offset), nil
-	}
 	if bf.Name == "_time" {
-		if bf.BucketNs <= 0 {
+		calendar := bf.Bucket == "month" || bf.Bucket == "year"
+		if bf.BucketNs <= 0 && !calendar {
 			return "", fmt.Errorf("unsupported _time bucket %q", bf.Bucket)
 		}
 		t, ok := parseTime(v)
 		if !ok {
 			return "", nil
 		}
-		off := bf.Offset
-		if bf.Bucket == "week" {
-			// Weeks start on Monday; 1970-01-01 was a Thursday.
-			off += 3 * 24 * 3600 * 1e9
-		}
-		return formatTime(floorDiv(t+off, bf.BucketNs)*bf.BucketNs - off), nil
+		return bucketTimeValue(bf, t, bf.BucketNs), nil
 	}
 	step := bf.BucketNum
 	if step <= 0 {
 		step = float64(bf.BucketNs)
+	}
+	if bf.Bucket == "month" || bf.Bucket == "year" {
+		step = 1
 	}
 	if step <= 0 {
 		return "", fmt.Errorf("unsupported bucket %q for field %q", bf.Bucket, bf.Name)
 	}
 	f, ok := plainNumber(v)
 	if !ok {
+		// An RFC 3339 time ('T' or a space, without a zone in UTC) is
+		// bucketed as a time.
+		for _, layout := range []string{time.RFC3339Nano, "2006-01-02 15:04:05.999999999Z07:00", "2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05.999999999"} {
+			if t, err := time.Parse(layout, v); err == nil {
+				return bucketTimeValue(bf, t.UnixNano(), max(int64(step), 1)), nil
+			}
+		}
 		return v, nil
 	}
 	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
@@ -690,4 +685,23 @@ func histogramRange(f float64) string {
 		lo *= math.Pow(10, 1.0/18)
 	}
 	return fmt.Sprintf("%.3e...%.3e", lo, lo*math.Pow(10, 1.0/18))
+}
+
+// bucketTimeValue is the start of the bucket of bf that holds the time t
+// (step ns, or a calendar month or year in UTC; the offset a time zone;
+// weeks from Monday), as _time prints.
+func bucketTimeValue(bf query.ByField, t, step int64) string {
+	off := bf.Offset
+	switch bf.Bucket {
+	case "month", "year":
+		u := time.Unix(0, t+off).UTC()
+		start := time.Date(u.Year(), u.Month(), 1, 0, 0, 0, 0, time.UTC)
+		if bf.Bucket == "year" {
+			start = time.Date(u.Year(), time.January, 1, 0, 0, 0, 0, time.UTC)
+		}
+		return formatTime(start.UnixNano() - off)
+	case "week":
+		off += 3 * 24 * 3600 * 1e9
+	}
+	return formatTime(floorDiv(t+off, step)*step - off)
 }
