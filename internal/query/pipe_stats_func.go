@@ -110,7 +110,7 @@ func initStatsFuncDefs() {
 		"field_max":       {parseArgs: (*parser).parseFieldMinMaxArgs, argsString: rowMinMaxArgsString, newColumn: newRowMinMaxColumn},
 		"field_min":       {parseArgs: (*parser).parseFieldMinMaxArgs, argsString: rowMinMaxArgsString, newColumn: newRowMinMaxColumn},
 		"histogram":       {parseArgs: (*parser).parseHistogramArgs, newColumn: newHistogramColumn},
-		"count_uniq_hash": {parseArgs: (*parser).parseCountUniqHashArgs, limit: true, newColumn: newCountUniqHashColumn},
+		"count_uniq_hash": {parseArgs: (*parser).parseCountUniqArgs, limit: true, newColumn: newCountUniqHashColumn},
 		"json_values":     {parseArgs: (*parser).parseJSONValuesArgs, sort: true, limit: true, newColumn: newJSONValuesColumn},
 		"max":             {parseArgs: (*parser).parseStatsFieldArgs, newColumn: newMinMaxColumn},
 		"median":          {parseArgs: (*parser).parseStatsFieldArgs, newColumn: newQuantileColumn},

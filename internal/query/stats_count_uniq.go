@@ -7,30 +7,15 @@ import (
 	"github.com/axiomhq/hyperloglog"
 )
 
-// parseCountUniqArgs parses the fields of count_uniq: at least one, each
-// a name (VictoriaLogs refuses "*" and patterns here).
+// parseCountUniqArgs parses the fields of count_uniq and count_uniq_hash:
+// at least one, each a name (VictoriaLogs refuses "*" and patterns here).
 func (p *parser) parseCountUniqArgs(sf *StatsFunc, args []string, argsPos int) error {
 	if len(args) == 0 {
-		return p.errorHint(argsPos, "for example: count_uniq(user_id)", "count_uniq() needs at least one field")
+		return p.errorHint(argsPos, "for example: "+sf.Name+"(user_id)", "%s() needs at least one field", sf.Name)
 	}
 	for _, a := range args {
 		if strings.HasSuffix(a, "*") {
-			return p.errorf(argsPos, "count_uniq() takes no field pattern such as %q (VictoriaLogs refuses it too): name the fields", a)
-		}
-	}
-	sf.Fields = args
-	return nil
-}
-
-// parseCountUniqHashArgs parses the fields of count_uniq_hash: at least
-// one, each a name (VictoriaLogs refuses "*" and patterns here).
-func (p *parser) parseCountUniqHashArgs(sf *StatsFunc, args []string, argsPos int) error {
-	if len(args) == 0 {
-		return p.errorHint(argsPos, "for example: count_uniq_hash(user_id)", "count_uniq_hash() needs at least one field")
-	}
-	for _, a := range args {
-		if strings.HasSuffix(a, "*") {
-			return p.errorf(argsPos, "count_uniq_hash() takes no field pattern such as %q (VictoriaLogs refuses it too): name the fields", a)
+			return p.errorf(argsPos, "%s() takes no field pattern such as %q (VictoriaLogs refuses it too): name the fields", sf.Name, a)
 		}
 	}
 	sf.Fields = args

@@ -210,29 +210,10 @@ func (ev *evaluator) statsFunc(p *query.PipeStats, sf query.StatsFunc, rows []ro
 		}
 		return strconv.Itoa(n), nil
 
-	case "count_uniq":
+	case "count_uniq", "count_uniq_hash":
 		// Distinct non-empty tuples; of one field, an integer is its
-		// number and _time its instant (intKey), as in count_uniq_hash.
-		seen := make(map[string]bool)
-		for _, r := range rows {
-			vals := argValues(r, args)
-			if allEmpty(vals) {
-				continue
-			}
-			if len(args) == 1 {
-				vals = []string{intKey(args[0], vals[0])}
-			}
-			seen[tupleKey(vals)] = true
-		}
-		n := int64(len(seen))
-		if sf.Limit > 0 && n > sf.Limit {
-			n = sf.Limit
-		}
-		return strconv.FormatInt(n, 10), nil
-
-	case "count_uniq_hash":
-		// Distinct non-empty tuples; of one field, an integer is its number
-		// ("1_000" is "1000", "01" is text) and _time its instant.
+		// number ("1_000" is "1000", "01" is text) and _time its instant
+		// (intKey).
 		seen := make(map[string]bool)
 		for _, r := range rows {
 			vals := argValues(r, args)
