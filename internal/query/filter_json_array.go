@@ -3,6 +3,8 @@ package query
 import (
 	"slices"
 	"strings"
+
+	"github.com/spate-io/spate/internal/ndjson"
 )
 
 // This file holds the filter json_array_contains_any, as VictoriaLogs
@@ -79,7 +81,7 @@ func (m *matchJSONArrayAny) anyElem(elems []string) bool {
 		switch e[0] {
 		case '[', '{':
 		case '"':
-			m.buf = appendJSONUnescapeLenient(m.buf[:0], e[1:len(e)-1])
+			m.buf = ndjson.AppendUnescapeLenient(m.buf[:0], e[1:len(e)-1])
 			if slices.Contains(m.values, unsafeString(m.buf)) {
 				return true
 			}

@@ -1,9 +1,9 @@
 package query
 
 import (
-	"strconv"
 	"strings"
-	"unicode/utf16"
+
+	"github.com/spate-io/spate/internal/ndjson"
 )
 
 // This file reads JSON arrays held in a field's value as VictoriaLogs
@@ -52,7 +52,7 @@ func appendJSONArrayElems(dst []string, s string) ([]string, bool) {
 // text without the white space outside its strings (null is "null").
 func appendJSONElemValue(dst []byte, elem string) []byte {
 	if elem[0] == '"' {
-		return appendJSONUnescapeLenient(dst, elem[1:len(elem)-1])
+		return ndjson.AppendUnescapeLenient(dst, elem[1:len(elem)-1])
 	}
 	inStr, esc := false, false
 	for i := 0; i < len(elem); i++ {
@@ -220,70 +220,4 @@ func skipJSONContainer(s string, depth int) (string, bool) {
 			return s, false
 		}
 	}
-}
-
-// appendJSONUnescapeLenient appends the JSON string contents s unescaped as
-// fastjson does: an escape it cannot read (unknown letter, short or bad
-// \u, a surrogate without its pair) is kept as written.
-func appendJSONUnescapeLenient(dst []byte, s string) []byte {
-	for {
-		n := strings.IndexByte(s, '\\')
-		if n < 0 {
-			return append(dst, s...)
-		}
-		if n == len(s)-1 {
-			return append(dst, s[:n]...) // (a closing quote's escape: not in a skipped string)
-		}
-		dst = append(dst, s[:n]...)
-		c := s[n+1]
-		s = s[n+2:]
-		switch c {
-		case '"', '\\', '/':
-			dst = append(dst, c)
-		case 'b':
-			dst = append(dst, '\b')
-		case 'f':
-			dst = append(dst, '\f')
-		case 'n':
-			dst = append(dst, '\n')
-		case 'r':
-			dst = append(dst, '\r')
-		case 't':
-			dst = append(dst, '\t')
-		case 'u':
-			x, ok := parseHex4(s)
-			if !ok {
-				dst = append(dst, `\u`...)
-				continue
-			}
-			xs := s[:4]
-			s = s[4:]
-			if !utf16.IsSurrogate(rune(x)) {
-				dst = append(dst, string(rune(x))...)
-				continue
-			}
-			var x1 uint64
-			if len(s) >= 6 && s[0] == '\\' && s[1] == 'u' {
-				x1, ok = parseHex4(s[2:])
-			} else {
-				ok = false
-			}
-			if !ok {
-				dst = append(append(dst, `\u`...), xs...)
-				continue
-			}
-			dst = append(dst, string(utf16.DecodeRune(rune(x), rune(x1)))...)
-			s = s[6:]
-		default:
-			dst = append(dst, '\\', c)
-		}
-	}
-}
-
-func parseHex4(s string) (uint64, bool) {
-	if len(s) < 4 {
-		return 0, false
-	}
-	x, err := strconv.ParseUint(s[:4], 16, 16)
-	return x, err == nil
 }

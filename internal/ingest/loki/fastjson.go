@@ -4,8 +4,8 @@ import (
 	"math/bits"
 	"strconv"
 	"strings"
-	"unicode/utf16"
-	"unicode/utf8"
+
+	"github.com/spate-io/spate/internal/ndjson"
 )
 
 // This file parses JSON with the grammar of github.com/valyala/fastjson
@@ -16,7 +16,7 @@ import (
 //
 //   - a string runs to the first '"' after an even number of backslashes;
 //     its contents are not checked (control bytes, bad escapes and invalid
-//     UTF-8 pass), and are decoded best effort (see appendUnescape);
+//     UTF-8 pass), and are decoded best effort (see ndjson.AppendUnescapeLenient);
 //   - a number is any run of the bytes 0-9 . - + e E, or "inf" / "nan"
 //     in any case, optionally after one sign;
 //   - nesting deeper than maxDepth values is an error;
@@ -342,94 +342,11 @@ func (t *jtree) get(obj int32, key string, unescaped *bool, scratch []byte) int3
 			}
 			continue
 		}
-		if string(appendUnescape(scratch[:0], raw)) == key {
+		if string(ndjson.AppendUnescapeLenient(scratch[:0], raw)) == key {
 			return kids[i+1]
 		}
 	}
 	return -1
-}
-
-// appendUnescape appends the decoded contents of a JSON string to dst,
-// best effort as fastjson decodes: a bad or unknown escape is kept as
-// written, a surrogate half not followed by a \uXXXX escape is kept as
-// written, a surrogate half followed by a \uXXXX escape that does not
-// complete a pair becomes U+FFFD (consuming that escape), and a final lone
-// backslash is dropped.
-func appendUnescape(dst []byte, s string) []byte {
-	for {
-		n := strings.IndexByte(s, '\\')
-		if n < 0 {
-			return append(dst, s...)
-		}
-		dst = append(dst, s[:n]...)
-		if n == len(s)-1 {
-			return dst
-		}
-		c := s[n+1]
-		s = s[n+2:]
-		switch c {
-		case '"', '\\', '/':
-			dst = append(dst, c)
-		case 'b':
-			dst = append(dst, '\b')
-		case 'f':
-			dst = append(dst, '\f')
-		case 'n':
-			dst = append(dst, '\n')
-		case 'r':
-			dst = append(dst, '\r')
-		case 't':
-			dst = append(dst, '\t')
-		case 'u':
-			x, ok := hex4(s)
-			if !ok {
-				dst = append(dst, `\u`...)
-				break
-			}
-			xs := s[:4]
-			s = s[4:]
-			if !utf16.IsSurrogate(x) {
-				dst = utf8.AppendRune(dst, x)
-				break
-			}
-			if len(s) < 6 || s[0] != '\\' || s[1] != 'u' {
-				dst = append(append(dst, `\u`...), xs...)
-				break
-			}
-			x2, ok := hex4(s[2:])
-			if !ok {
-				dst = append(append(dst, `\u`...), xs...)
-				break
-			}
-			dst = utf8.AppendRune(dst, utf16.DecodeRune(x, x2))
-			s = s[6:]
-		default:
-			dst = append(dst, '\\', c)
-		}
-	}
-}
-
-// hex4 decodes the four hex digits s starts with.
-func hex4(s string) (rune, bool) {
-	if len(s) < 4 {
-		return 0, false
-	}
-	var r rune
-	for i := range 4 {
-		c := s[i]
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c -= 'a' - 10
-		case 'A' <= c && c <= 'F':
-			c -= 'A' - 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	return r, true
 }
 
 // appendRaw appends node n as fastjson marshals a value it has not
@@ -487,7 +404,7 @@ func (t *jtree) appendObject(dst []byte, n int32, decodedKeys bool) []byte {
 // byte, else with strconv.AppendQuote.
 func appendQuoteKey(dst []byte, raw string) []byte {
 	var tmp [64]byte
-	k := appendUnescape(tmp[:0], raw)
+	k := ndjson.AppendUnescapeLenient(tmp[:0], raw)
 	for _, c := range k {
 		if c == '"' || c == '\\' || c < 0x20 {
 			return strconv.AppendQuote(dst, string(k))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spate-io/spate/internal/bytesutil"
 	"github.com/spate-io/spate/internal/ingest"
+	"github.com/spate-io/spate/internal/ndjson"
 )
 
 // IsJSONContentType reports whether a push with Content-Type ct is JSON,
@@ -107,7 +108,7 @@ func (d *jsonDecoder) decode(s string) (*Request, error) {
 		for _, p := range d.pend {
 			start := len(buf)
 			if p.what == pendMsg || t.nodes[p.node].kind == jString {
-				buf = appendUnescape(buf, t.raw(p.node))
+				buf = ndjson.AppendUnescapeLenient(buf, t.raw(p.node))
 			} else {
 				buf = t.appendRaw(buf, p.node)
 			}
@@ -165,7 +166,7 @@ func (d *jsonDecoder) stream(sn int32) error {
 		raw := t.raw(items[0])
 		ts := raw
 		if hasBackslash(raw) {
-			d.scratch = appendUnescape(d.scratch[:0], raw)
+			d.scratch = ndjson.AppendUnescapeLenient(d.scratch[:0], raw)
 			ts = bytesutil.ToUnsafeString(d.scratch)
 		}
 		ns, ok := parseTimestamp(ts)

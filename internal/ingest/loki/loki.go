@@ -53,6 +53,7 @@ import (
 
 	"github.com/spate-io/spate/internal/bytesutil"
 	"github.com/spate-io/spate/internal/ingest"
+	"github.com/spate-io/spate/internal/ndjson"
 )
 
 // Options are the per-request settings of the rows' fields.
@@ -244,7 +245,7 @@ func (st *rowsState) key(n int32) string {
 		return raw
 	}
 	start := len(st.buf)
-	st.buf = appendUnescape(st.buf, raw)
+	st.buf = ndjson.AppendUnescapeLenient(st.buf, raw)
 	return st.str(start)
 }
 
@@ -320,7 +321,7 @@ func (st *rowsState) keepWhole(kids []int32) bool {
 		raw := t.raw(kids[i])
 		n := len(raw)
 		if t.nodes[kids[i]].esc {
-			st.scratch = appendUnescape(st.scratch[:0], raw)
+			st.scratch = ndjson.AppendUnescapeLenient(st.scratch[:0], raw)
 			n = len(st.scratch)
 		}
 		longest = max(longest, n)
