@@ -161,23 +161,29 @@ field that spate serve writes with _stream_fields (a log without one is in
 the stream {}), _stream_id:ID and _stream_id:in(...), AND, OR, NOT/-/!,
 parentheses. Values are numbers as VictoriaLogs reads them: 1.5s, 2KB,
 0x1F and 1_000 too, and in comparisons, ranges and math RFC 3339 times and
-IPv4 addresses. Pipes: fields, delete, rename, copy, filter, limit,
-offset, sort (with partition by and rank), first, last, running_stats and
-total_stats (count, sum, min, max, first, last), stats (count, count_empty,
-count_uniq, count_uniq_hash, sum, avg, min, max, median, quantile, values,
-uniq_values, row_min, row_max, row_any, any, field_min, field_max, stddev,
-rate, rate_sum, sum_len, histogram, json_values with sort by; by fields
-and _time buckets with offset), top,
-uniq, extract,
-extract_regexp, unpack_json, unpack_logfmt, math, format, len, unroll,
-replace, replace_regexp, drop_empty_fields, pack_json, pack_logfmt,
-coalesce, decolorize, hash, json_array_len, json_array_concat,
-collapse_nums, split, time_add, unpack_words, unpack_syslog, sample,
-generate_sequence, set_stream_fields, field_names, field_values, facets, join and union (with a subquery in
-parentheses or rows({...})). Filters take subqueries too:
-f:in(QUERY | fields x), contains_any(...) and contains_all(...). A
+IPv4 addresses.
+
+Pipes: fields, delete, rename, copy, filter, limit, offset, sort (with
+partition by and rank), first, last, stats, running_stats, total_stats,
+top, uniq (with filter), extract, extract_regexp, unpack_json,
+unpack_logfmt, unpack_syslog, unpack_words, math (with & xor or, now(),
+rand()), format, len, unroll, replace, replace_regexp, drop_empty_fields,
+pack_json, pack_logfmt, coalesce, decolorize, hash, json_array_len,
+json_array_concat, collapse_nums, split, time_add, sample,
+generate_sequence, set_stream_fields, field_names, field_values, facets,
+join and union. Stats functions: count, count_empty, count_uniq,
+count_uniq_hash, sum, avg, min, max, median, quantile, values,
+uniq_values, row_min, row_max, row_any, any, field_min, field_max,
+stddev, rate, rate_sum, sum_len, histogram and json_values; by fields,
+and buckets with an offset (_time:1h, _time:month, status:100).
+running_stats and total_stats take count, sum, min, max, first, last.
+
+Subqueries: join by (a) (QUERY), union (QUERY), f:in(QUERY | fields x),
+contains_any(...), contains_all(...) and _stream_id:in(...) run QUERY
+over the same inputs first (rows({...}) writes rows out instead). A
 subquery reads the inputs again, so it cannot run over stdin or with -f.
-Anything else is refused by name.
+Anything else is refused by name (stream_context, block_stats,
+value_type, ...).
 
 -f follows the files as tail -F does: it starts with the last --tail lines
 of each, reads on as they grow, through rotation by rename and create and
