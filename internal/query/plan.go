@@ -429,8 +429,7 @@ func pipeNeeds(p Pipe, after fieldSet) fieldSet {
 		return in
 	case *PipeFilter:
 		in = after
-		var t bool
-		filterNeeds(p.Filter, &in, &t)
+		addIfNeeds(p.Filter, &in)
 		return in
 	case *PipeLimit, *PipeOffset:
 		return after
@@ -470,10 +469,7 @@ func pipeNeeds(p Pipe, after fieldSet) fieldSet {
 				f.Name == "min" || f.Name == "max" || f.Name == "sum" || f.Name == "avg" || f.Name == "sum_len") && len(f.Fields) == 0 {
 				return allFields()
 			}
-			if f.If != nil {
-				var t bool
-				filterNeeds(f.If, &in, &t)
-			}
+			addIfNeeds(f.If, &in)
 		}
 		return in
 	case *PipeTop:
@@ -618,10 +614,16 @@ func pipeNeeds(p Pipe, after fieldSet) fieldSet {
 	return allFields()
 }
 
+// addIfNeeds adds the fields that f, the filter of a pipe or of an if,
+// reads to in; a time filter there reads the row's _time, which must so
+// reach the pipe (it never matched when no later pipe kept _time).
 func addIfNeeds(f Filter, in *fieldSet) {
 	if f != nil {
 		var t bool
 		filterNeeds(f, in, &t)
+		if t {
+			in.add("_time")
+		}
 	}
 }
 
