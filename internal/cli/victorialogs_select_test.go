@@ -622,6 +622,7 @@ func TestVictoriaLogsSelectOracle(t *testing.T) {
 				"query/time-in-pipe":       `* | filter _time:>2026-01-02T00:00:00Z | stats count() c`,
 				"query/time-in-if":         `* | stats count() if (_time:day_range[10:00, 20:00)) c, count() if (-_time:>2026-01-02T00:00:00Z) d`,
 				"query/time-in-format":     `level:error | format if (_time:week_range[Sat, Sun]) "weekend" as f | stats by (f) count() n`,
+				"query/top-rank-name":      `* | top 3 by (level, service) rank as service hits level`,
 				"query/uniq-filter":        `* | uniq by (service) filter "art" with hits`,
 				"query/uniq-hits-name":     `* | rename level as hits | uniq by (hits) with hits`,
 				"query/math-bits":          `* | math status & 7 as a, status xor 255 as b, status or 1024 as c, (status or 1) & 3 xor 2 as d | stats by (a, b, c, d) count() n`,

@@ -199,6 +199,8 @@ var edgeQueries = []string{
 	`* | total_stats count() _time | fields _msg, _time`,
 	`* | uniq by (level) filter "rr" with hits`,
 	`* | uniq by (level) filter o`,
+	`* | top 2 by (level) rank as level`,
+	`* | top 2 by (level) hits level rank`,
 	`* | filter _time:>2026-01-01T00:00:10Z | stats count() c`,
 	`* | filter -_time:>2026-01-01T00:00:10Z | stats count() c`,
 	`* | filter _time:day_range[00:00, 00:01) | fields _msg`,

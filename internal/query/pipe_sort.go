@@ -82,14 +82,15 @@ func rankString(rank string) string {
 }
 
 // parseRank parses "rank [[as] name]" (the name is "rank" without one);
-// the current token is "rank".
+// the current token is "rank". As in VictoriaLogs, any word but "limit"
+// after it is the name: "rank offset" names the field offset.
 func (p *parser) parseRank() (string, error) {
 	p.next()
 	if p.isKw("as") {
 		p.next()
 		return p.parseFieldName("rank field name")
 	}
-	if p.isTrailer() || p.isKw("limit", "offset", "partition") {
+	if p.isTrailer() || p.isKw("limit") {
 		return "rank", nil
 	}
 	return p.parseFieldName("rank field name")

@@ -50,42 +50,41 @@ func (p *parser) parseTopPipe(_ string) (Pipe, error) {
 		return nil, err
 	}
 	pt.By = by
-	hitsSet := false
+	pt.HitsName = "hits"
 	for {
 		switch {
 		case p.isKw("hits"):
 			p.next()
-			if !p.isKw("as") {
-				return nil, p.errorf(p.cur().pos, "missing 'as' after 'hits' in top pipe; got %s", p.describe())
+			if p.isKw("as") {
+				p.next()
 			}
-			p.next()
 			name, err := p.parseFieldName("hits field name")
 			if err != nil {
 				return nil, err
 			}
 			pt.HitsName = name
-			hitsSet = true
 		case p.isKw("rank"):
-			p.next()
-			pt.Rank = "rank"
-			if p.isKw("as") {
-				p.next()
-				name, err := p.parseFieldName("rank field name")
-				if err != nil {
-					return nil, err
-				}
-				pt.Rank = name
+			rank, err := p.parseRank()
+			if err != nil {
+				return nil, err
 			}
+			pt.Rank = uniqueResultName(rank, pt.By)
 		default:
-			if !hitsSet {
-				pt.HitsName = "hits"
-				for slices.Contains(pt.By, pt.HitsName) {
-					pt.HitsName += "s"
-				}
-			}
+			// As in VictoriaLogs, a result named like a by-field gets an
+			// "s" (or more) added.
+			pt.HitsName = uniqueResultName(pt.HitsName, pt.By)
 			return pt, nil
 		}
 	}
+}
+
+// uniqueResultName returns name with as many "s" added as make it differ
+// from the fields of by.
+func uniqueResultName(name string, by []string) string {
+	for slices.Contains(by, name) {
+		name += "s"
+	}
+	return name
 }
 
 // topProc implements top.

@@ -1,7 +1,6 @@
 package query
 
 import (
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -20,13 +19,7 @@ type PipeUniq struct {
 
 // hitsName is the name of the hits field: "hits" with as many "s" added
 // as make it differ from the by-fields.
-func (p *PipeUniq) hitsName() string {
-	name := "hits"
-	for slices.Contains(p.By, name) {
-		name += "s"
-	}
-	return name
-}
+func (p *PipeUniq) hitsName() string { return uniqueResultName("hits", p.By) }
 
 func (*PipeUniq) isPipe() {}
 
