@@ -135,18 +135,17 @@ func keepsTime(p Pipe) bool {
 }
 
 // CanLiveTail reports whether q can be tailed: its pipes work row by row
-// (no stats, sort, limit and the like).
+// (no stats, sort, limit, union and the like). A join and subqueries in
+// filters can: their subqueries run once, before the tail starts
+// (ResolveSubqueries), as in VictoriaLogs.
 func (q *Query) CanLiveTail() bool {
-	if q.HasSubqueries() {
-		return false
-	}
 	for _, p := range q.Pipes {
 		switch p.(type) {
 		case *PipeFields, *PipeDelete, *PipeRename, *PipeCopy, *PipeFilter, *PipeExtract,
 			*PipeExtractRegexp, *PipeUnpack, *PipeMath, *PipeFormat, *PipeLen, *PipeUnroll,
 			*PipeReplace, *PipeDropEmptyFields, *PipePack, *PipeCoalesce, *PipeDecolorize, *PipeHash,
 			*PipeJSONArrayLen, *PipeJSONArrayConcat, *PipeCollapseNums, *PipeSplit, *PipeTimeAdd, *PipeUnpackWords,
-			*PipeUnpackSyslog, *PipeSample, *PipeSetStreamFields:
+			*PipeUnpackSyslog, *PipeSample, *PipeSetStreamFields, *PipeJoin:
 		default:
 			return false
 		}

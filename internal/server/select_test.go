@@ -222,6 +222,7 @@ func TestSelectErrors(t *testing.T) {
 		{"/select/logsql/stats_query", q("query", "error"), nil, 422, `{"status":"error","errorType":"422","error":"missing ` + "`| stats ...`" + ` pipe in the query [error]"}`},
 		{"/select/logsql/stats_query_range", q("query", "* | stats count() | limit 1", "step", "1h"), nil, 422, "isn't allowed in range queries"},
 		{"/select/logsql/tail", q("query", "* | stats count()"), nil, 400, "cannot be used in live tailing"},
+		{"/select/logsql/tail", q("query", "* | union (x | fields a)"), nil, 400, "cannot be used in live tailing"},
 		{"/select/tenant_ids", q(), []string{"AccountID", "1"}, 403, "cannot be requested with non-empty AccountID"},
 	}
 	for i, c := range cases {
@@ -395,6 +396,32 @@ func TestTail(t *testing.T) {
 			t.Fatalf("tail: got %q, want %q", line, w)
 		}
 	}
+	cancel()
+}
+
+// TestTailJoin: a join's subquery and an in(...) subquery run once when the
+// tail starts, and every new line is joined and filtered with their rows.
+func TestTailJoin(t *testing.T) {
+	noLeak(t)
+	_, ts := newTestServer(t, Config{})
+	post(t, ts.URL+"/insert/jsonline", []byte(`{"msg":"user","u":"1","name":"ann"}`+"\n"+`{"msg":"vip","u":"2"}`+"\n"))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	br := openTail(t, ctx, ts, "query", "buy | join by (u) (_msg:user | fields u, name) | fields _msg, name",
+		"refresh_interval", "50ms")
+	br2 := openTail(t, ctx, ts, "query", "buy u:in(_msg:vip | fields u) | fields _msg", "refresh_interval", "50ms")
+	expect := func(br *bufio.Reader, want string) {
+		t.Helper()
+		line, err := br.ReadString('\n')
+		if err != nil || strings.TrimSpace(line) != want {
+			t.Fatalf("tail: got %q (%v), want %q", line, err, want)
+		}
+	}
+	post(t, ts.URL+"/insert/jsonline", []byte(`{"msg":"buy 1","u":"1"}`+"\n"))
+	expect(br, `{"_msg":"buy 1","name":"ann"}`)
+	post(t, ts.URL+"/insert/jsonline", []byte(`{"msg":"buy 2","u":"2"}`+"\n"))
+	expect(br, `{"_msg":"buy 2"}`)
+	expect(br2, `{"_msg":"buy 2"}`)
 	cancel()
 }
 

@@ -68,7 +68,19 @@ func (s *Server) handleTail(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !a.q.CanLiveTail() {
-		http.Error(w, fmt.Sprintf("the query [%s] cannot be used in live tailing; it may hold only pipes that work line by line (no stats, sort, limit, uniq, top and the like)", a.q), http.StatusBadRequest)
+		http.Error(w, fmt.Sprintf("the query [%s] cannot be used in live tailing; it may hold only pipes that work line by line (no stats, sort, limit, uniq, top, union and the like)", a.q), http.StatusBadRequest)
+		return
+	}
+	// A join's subquery and those of in(...) run once, now, over the
+	// request's time range if it has one; the tail then joins and
+	// filters every new line with their results.
+	if err := s.resolveSubqueries(r.Context(), a, a.q); err != nil {
+		code := http.StatusBadRequest
+		var he *httpError
+		if errors.As(err, &he) {
+			code = he.code
+		}
+		http.Error(w, err.Error(), code)
 		return
 	}
 	refresh, err := durationArg(r, "refresh_interval", "1s")
