@@ -182,8 +182,9 @@ Subqueries: join by (a) (QUERY), union (QUERY), f:in(QUERY | fields x),
 contains_any(...), contains_all(...) and _stream_id:in(...) run QUERY
 over the same inputs first (rows({...}) writes rows out instead). A
 subquery reads the inputs again, so it cannot run over stdin or with -f.
-Anything else is refused by name (stream_context, block_stats,
-value_type, ...).
+A query may start with options(concurrency=N, parallel_readers=N,
+ignore_global_time_filter=true). Anything else is refused by name
+(stream_context, block_stats, value_type, options(time_offset=...), ...).
 
 -f follows the files as tail -F does: it starts with the last --tail lines
 of each, reads on as they grow, through rotation by rename and create and

@@ -574,6 +574,12 @@ func TestVictoriaLogsSelectOracle(t *testing.T) {
 				{"query", "level:error | fields _time, service", "start", "2026-01-01T00:00:00Z", "end", "2026-01-01T00:01:00Z"},
 				{"query", "level:error | join by (service) (* | stats by (service) count() n) | fields _time, service, n", "start", "2026-01-01T00:00:00Z", "end", "2026-01-01T00:01:00Z"},
 				{"query", "service:in(level:error | fields service) | stats count() n", "start", "2026-01-01T00:00:00Z", "end", "2026-01-01T00:00:10Z"},
+				// Query options: the time range off the query, or off one
+				// subquery; a cap on workers changes no answer.
+				{"query", "options(ignore_global_time_filter=true) * | stats count() n", "start", "2026-01-01T00:00:00Z", "end", "2026-01-01T00:00:10Z"},
+				{"query", "options(ignore_global_time_filter=true) level:error | join by (service) (options(ignore_global_time_filter=false) * | stats by (service) count() n) | stats by (service, n) count() e", "start", "2026-01-01T00:00:00Z", "end", "2026-01-01T00:01:00Z"},
+				{"query", "level:error | join by (service) (options(ignore_global_time_filter=true) * | stats by (service) count() n) | fields _time, service, n", "start", "2026-01-01T00:00:00Z", "end", "2026-01-01T00:01:00Z"},
+				{"query", "options(concurrency=1, parallel_readers=1) level:error | stats by (service) count() n"},
 			} {
 				r := get("/select/logsql/query", kv...)
 				o.check(t, "query/"+r.args.Encode(), r, sameRows(false, nil))

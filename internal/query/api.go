@@ -20,9 +20,15 @@ func ParseDuration(s string) (int64, bool) { return parseDurationLit(s) }
 
 // AddTimeFilter narrows q and its subqueries to logs with start <= _time
 // <= end (nanoseconds, both inclusive), in front of their other filters.
+// A query whose options say ignore_global_time_filter=true is passed by.
 func (q *Query) AddTimeFilter(start, end int64) {
 	text := fmt.Sprintf("[%s,%s]", preciseTime(start), preciseTime(end))
-	q.AddFilter(&FilterTime{Min: start, Max: end, Text: text})
+	f := &FilterTime{Min: start, Max: end, Text: text}
+	q.visitQueries(func(q *Query) {
+		if o := q.EffectiveOptions(); o == nil || o.IgnoreGlobalTimeFilter == nil || !*o.IgnoreGlobalTimeFilter {
+			q.addFilter(f)
+		}
+	})
 }
 
 func preciseTime(ns int64) string {

@@ -13,8 +13,13 @@ package query
 
 // Query is a parsed LogsQL query: a filter followed by pipes.
 type Query struct {
-	Filter Filter // never nil; FilterAll for "*"
-	Pipes  []Pipe
+	Options *QueryOptions // "options(...)", nil without
+	Filter  Filter        // never nil; FilterAll for "*"
+	Pipes   []Pipe
+
+	// inherited are the options of the query holding this subquery, in
+	// effect when it has none of its own (EffectiveOptions).
+	inherited *QueryOptions
 }
 
 // Filter is a node of the filter expression.

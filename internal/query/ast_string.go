@@ -87,6 +87,10 @@ func numText(s string) string {
 // String returns the query as canonical LogsQL.
 func (q *Query) String() string {
 	var b strings.Builder
+	if q.Options != nil {
+		b.WriteString(q.Options.String())
+		b.WriteString(" ")
+	}
 	if q.Filter == nil {
 		b.WriteString("*")
 	} else {

@@ -24,6 +24,10 @@ type Sink interface {
 // Stats describes a finished run.
 type Stats struct {
 	Bytes int64 // bytes read
+	// Workers is how many workers ran the query and ParallelInputs how
+	// many inputs they could read at once (0: fileread's default), after
+	// the query's options(concurrency=, parallel_readers=).
+	Workers, ParallelInputs int
 	// Lines counts log lines (non-empty lines). It is exact when every line
 	// was parsed or Options.CountLines was set; LinesExact says which.
 	Lines      int64
@@ -103,6 +107,14 @@ func ResolveSubqueriesOver(ctx context.Context, q *Query, inputs []string, cfg f
 // file order with bounded memory.
 func Run(ctx context.Context, q *Query, inputs []string, cfg fileread.Config, opts Options, sink Sink) (Stats, error) {
 	start := time.Now()
+	if o := q.EffectiveOptions(); o != nil {
+		if o.Concurrency > 0 && (cfg.Workers <= 0 || cfg.Workers > o.Concurrency) {
+			cfg.Workers = o.Concurrency
+		}
+		if o.ParallelReaders > 0 {
+			cfg.ParallelInputs = o.ParallelReaders
+		}
+	}
 	if q.HasSubqueries() {
 		if err := ResolveSubqueriesOver(ctx, q, inputs, cfg, opts); err != nil {
 			return Stats{}, err
@@ -156,6 +168,7 @@ func Run(ctx context.Context, q *Query, inputs []string, cfg fileread.Config, op
 		err = serr
 	}
 	st := e.stats()
+	st.Workers, st.ParallelInputs = len(e.workers), cfg.ParallelInputs
 	st.Bytes = rst.Bytes + e.blockBytes.Load()
 	st.Strategies = rst.Strategies
 	st.LongLines = rst.LongLines

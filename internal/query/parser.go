@@ -80,6 +80,9 @@ type parser struct {
 	zoneOffset int64
 	// depth counts the nesting of filters and math operands; see enter.
 	depth int
+	// options are the query options in effect where the parser is: those
+	// of the query being parsed, else of the query holding it.
+	options *QueryOptions
 }
 
 // maxParseDepth bounds the nesting of parentheses, negations and unary
@@ -253,8 +256,6 @@ func (p *parser) parseQuery() (*Query, error) {
 		return nil, p.errorHint(t.pos, `use "*" to select all logs`, "empty query")
 	case p.isPunct("|"):
 		return nil, p.errorHint(t.pos, `start the query with "*" to select all logs: * | ...`, "missing filter before '|'")
-	case p.isKw("options") && p.peek(1).kind == lexPunct && p.peek(1).text == "(":
-		return nil, p.errorf(t.pos, "query options are not supported by spate")
 	case t.kind == lexWord && isPipeName(t.text) && (p.peek(1).space || p.peek(1).kind == lexEOF):
 		// A standalone pipe name at the start is most likely a forgotten
 		// "* |" (VictoriaLogs refuses it too); "limit:5" and "top-level"
@@ -263,6 +264,13 @@ func (p *parser) parseQuery() (*Query, error) {
 			"the query cannot start with pipe name %q", t.text)
 	}
 
+	opts, err := p.parseOptionsPrefix()
+	if err != nil {
+		return nil, err
+	}
+	if opts != nil {
+		p.options = opts
+	}
 	f, err := p.parseOr("")
 	if err != nil {
 		return nil, err
@@ -270,7 +278,7 @@ func (p *parser) parseQuery() (*Query, error) {
 	if p.isPunct(")") {
 		return nil, p.errorf(p.cur().pos, "unexpected ')' without a matching '('")
 	}
-	q := &Query{Filter: f}
+	q := &Query{Options: opts, Filter: f}
 	for p.isPunct("|") {
 		p.next()
 		if p.atEOF() {

@@ -72,6 +72,10 @@ func TestParseSuccess(t *testing.T) {
 	f(`* | top by (rank, hits) hits x rank`, `* | top 10 by ("rank", "hits") hits as x rank as ranks`)
 	f(`* | top by (hits) hits hits`, `* | top 10 by ("hits") hits as hitss`)
 	f(`* | sort by (a) limit 2 rank offset`, `* | sort by (a) limit 2 rank as "offset"`)
+	f(`options(concurrency=2,ignore_global_time_filter=true) error`, `options(concurrency=2, ignore_global_time_filter=true) error`)
+	f(`options(parallel_readers=3, allow_partial_response=false) *`, `options(parallel_readers=3, allow_partial_response=false) *`)
+	f(`* | join by (a) (options(ignore_global_time_filter=1) x | fields a)`, `* | join by (a) (options(ignore_global_time_filter=true) x | fields a)`)
+	f(`options`, `"options"`)
 	f(`* | first`, `* | sort limit 1`)
 	f(`* | first 3 by (a desc, b)`, `* | sort by (a desc, b) limit 3`)
 	f(`* | last 2 (_time)`, `* | sort by (_time) desc limit 2`)
@@ -574,7 +578,11 @@ func TestParseFailure(t *testing.T) {
 	f(`_time:week_range[mo, fr]`, 18, `cannot parse start "mo" of week_range as a weekday`)
 	f(`_time:week_range[mon, x]`, 23, `cannot parse end "x" of week_range`)
 	f(`*:foo`, 1, `filter "*:..."`)
-	f(`options(concurrency=2) *`, 1, "query options are not supported")
+	f(`options(time_offset=1h) *`, 9, `query option "time_offset" is not supported by spate`)
+	f(`options(global_filter=(x)) *`, 9, `query option "global_filter" is not supported by spate`)
+	f(`options(foo=1) *`, 9, `unknown query option "foo"`)
+	f(`options(concurrency=x) *`, 21, `cannot parse 'concurrency=x' as an unsigned integer`)
+	f(`options(ignore_global_time_filter=maybe) *`, 35, `as a boolean`)
 
 	// Filter values.
 	f(`~"(a"`, 2, "invalid regexp")

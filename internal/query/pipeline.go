@@ -67,6 +67,7 @@ func (p *Pipeline) Flush() error {
 // bytes add up, Duration is the longer, FirstBadTime the first found (s's
 // unless it has none), and the lists are joined.
 func (s *Stats) Add(o Stats) {
+	s.Workers, s.ParallelInputs = max(s.Workers, o.Workers), max(s.ParallelInputs, o.ParallelInputs)
 	s.Bytes += o.Bytes
 	s.Lines += o.Lines
 	s.LinesExact = s.LinesExact && o.LinesExact

@@ -373,7 +373,7 @@ func fuseSortLimit(q *Query) *Query {
 	if !changed {
 		return q
 	}
-	return &Query{Filter: q.Filter, Pipes: pipes}
+	return &Query{Options: q.Options, Filter: q.Filter, Pipes: pipes, inherited: q.inherited}
 }
 
 func isFilterAll(f Filter) bool {

@@ -92,7 +92,7 @@ func PlanRemote(q *Query) *RemotePlan {
 			}
 		}
 	}
-	rp.Remote = &Query{Filter: q.Filter, Pipes: remote}
+	rp.Remote = &Query{Options: q.EffectiveOptions(), Filter: q.Filter, Pipes: remote}
 	return rp
 }
 

@@ -113,11 +113,20 @@ func (p *parser) parseSubquery(what string) (*Query, error) {
 	if p.isPunct(")") {
 		return nil, p.errorHint(p.cur().pos, `use "*" to select all logs`, "empty query in %s", what)
 	}
+	opts, err := p.parseOptionsPrefix()
+	if err != nil {
+		return nil, err
+	}
+	outer := p.options
+	if opts != nil {
+		p.options = opts
+	}
+	defer func() { p.options = outer }()
 	f, err := p.parseOr("")
 	if err != nil {
 		return nil, err
 	}
-	q := &Query{Filter: f}
+	q := &Query{Options: opts, Filter: f, inherited: outer}
 	for p.isPunct("|") {
 		p.next()
 		if p.atEOF() || p.isPunct(")") {

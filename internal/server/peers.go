@@ -124,6 +124,11 @@ func (s *Server) runPeers(ctx context.Context, a *selectArgs, q *query.Query, si
 	if err := ctx.Err(); err != nil {
 		return query.Stats{}, err
 	}
+	// A query's options(allow_partial_response=...) overrides the flag.
+	allowPartial := s.cfg.AllowPartial
+	if o := q.EffectiveOptions(); o != nil && o.AllowPartialResponse != nil {
+		allowPartial = *o.AllowPartialResponse
+	}
 	var failed []string
 	for i, err := range errs {
 		if err == nil {
@@ -133,7 +138,7 @@ func (s *Server) runPeers(ctx context.Context, a *selectArgs, q *query.Query, si
 		if errors.As(err, &he) && he.code == http.StatusBadRequest {
 			return query.Stats{}, err // the query itself is wrong: every peer says so
 		}
-		if !s.cfg.AllowPartial {
+		if !allowPartial {
 			return query.Stats{}, &httpError{http.StatusBadGateway, fmt.Errorf("%w (spate serve --allow-partial answers without it)", err)}
 		}
 		s.log.Warn("peer did not answer; the answer leaves its data out (--allow-partial)", "peer", peers[i], "err", err)

@@ -136,6 +136,17 @@ func TestSelectPeersFailures(t *testing.T) {
 		t.Errorf("--allow-partial: %d %q (node a alone: %q), header %q, trailer %q", resp.StatusCode, b.String(), one, resp.Header.Get(partialHeader), resp.Trailer.Get(partialHeader))
 	}
 
+	// A query's options(allow_partial_response=...) overrides the flag,
+	// either way.
+	code, body = get(t, strict.URL, "/select/logsql/query", q("query", "options(allow_partial_response=true) * | stats count() n"), true)
+	if code != 200 || body != one {
+		t.Errorf("allow_partial_response=true over a strict front: %d %q, want 200 %q", code, body, one)
+	}
+	code, body = get(t, lenient.URL, "/select/logsql/query", q("query", "options(allow_partial_response=false) * | stats count() n"), true)
+	if code != http.StatusBadGateway || !strings.Contains(body, deadURL) {
+		t.Errorf("allow_partial_response=false over a lenient front: %d %s", code, body)
+	}
+
 	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body) // then net/http notices the client leaving
 		<-r.Context().Done()

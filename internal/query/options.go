@@ -1,0 +1,124 @@
+package query
+
+import (
+	"strconv"
+	"strings"
+)
+
+// QueryOptions are a query's "options(...)" prefix, as VictoriaLogs
+// v1.52.1 reads it: "options(concurrency=2, ignore_global_time_filter=true)
+// QUERY". A subquery without options of its own takes those of the query
+// that holds it.
+//
+//   - Concurrency caps the workers that run the query (0: the default).
+//   - ParallelReaders caps the inputs read at once (0: the default).
+//   - IgnoreGlobalTimeFilter, when set and true, keeps the request's time
+//     range (start, end; spate query --since, --until) off the query:
+//     AddTimeFilter passes it by.
+//   - AllowPartialResponse, when set, overrides spate serve
+//     --allow-partial for the query.
+//
+// time_offset and global_filter are refused by name.
+type QueryOptions struct {
+	Concurrency            int
+	ParallelReaders        int
+	IgnoreGlobalTimeFilter *bool
+	AllowPartialResponse   *bool
+}
+
+// EffectiveOptions returns the options in effect for q: its own, else
+// those of the query that holds it, else nil.
+func (q *Query) EffectiveOptions() *QueryOptions {
+	if q.Options != nil {
+		return q.Options
+	}
+	return q.inherited
+}
+
+// String prints "options(...)", the options in VictoriaLogs' order.
+func (o *QueryOptions) String() string {
+	var a []string
+	if o.Concurrency > 0 {
+		a = append(a, "concurrency="+strconv.Itoa(o.Concurrency))
+	}
+	if o.ParallelReaders > 0 {
+		a = append(a, "parallel_readers="+strconv.Itoa(o.ParallelReaders))
+	}
+	if o.IgnoreGlobalTimeFilter != nil {
+		a = append(a, "ignore_global_time_filter="+strconv.FormatBool(*o.IgnoreGlobalTimeFilter))
+	}
+	if o.AllowPartialResponse != nil {
+		a = append(a, "allow_partial_response="+strconv.FormatBool(*o.AllowPartialResponse))
+	}
+	return "options(" + strings.Join(a, ", ") + ")"
+}
+
+// parseOptionsPrefix parses a query's "options(...)" prefix if it has one.
+func (p *parser) parseOptionsPrefix() (*QueryOptions, error) {
+	if p.isKw("options") && p.peek(1).kind == lexPunct && p.peek(1).text == "(" {
+		return p.parseQueryOptions()
+	}
+	return nil, nil
+}
+
+// parseQueryOptions parses "options(name=value, ...)"; the current token
+// is "options".
+func (p *parser) parseQueryOptions() (*QueryOptions, error) {
+	p.next()
+	if err := p.expectPunct("(", "after 'options'"); err != nil {
+		return nil, err
+	}
+	o := &QueryOptions{}
+	for !p.isPunct(")") {
+		pos := p.cur().pos
+		name, err := p.compound(stopsRowName, "option name in options(...)")
+		if err != nil {
+			return nil, err
+		}
+		switch name {
+		case "concurrency", "parallel_readers", "ignore_global_time_filter", "allow_partial_response":
+		case "time_offset", "global_filter":
+			return nil, p.errorf(pos, "query option %q is not supported by spate", name)
+		default:
+			return nil, p.errorf(pos, "unknown query option %q; want concurrency, parallel_readers, ignore_global_time_filter or allow_partial_response", name)
+		}
+		if !p.isPunct("=") {
+			return nil, p.errorf(p.cur().pos, "missing '=' after option %q; got %s", name, p.describe())
+		}
+		p.next()
+		vpos := p.cur().pos
+		v, err := p.compound(stopsGeneric, "value of option "+name)
+		if err != nil {
+			return nil, err
+		}
+		switch name {
+		case "concurrency", "parallel_readers":
+			n, ok := parseUintLit(v)
+			if !ok || n > 1<<20 {
+				return nil, p.errorf(vpos, "cannot parse '%s=%s' as an unsigned integer", name, v)
+			}
+			if name == "concurrency" {
+				o.Concurrency = int(n)
+			} else {
+				o.ParallelReaders = int(n)
+			}
+		case "ignore_global_time_filter", "allow_partial_response":
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return nil, p.errorf(vpos, "cannot parse '%s=%s' as a boolean", name, v)
+			}
+			if name == "ignore_global_time_filter" {
+				o.IgnoreGlobalTimeFilter = &b
+			} else {
+				o.AllowPartialResponse = &b
+			}
+		}
+		if p.isPunct(",") {
+			p.next()
+		} else if !p.isPunct(")") {
+			return nil, p.errorf(p.cur().pos, "missing ',' or ')' in options(...); got %s", p.describe())
+		}
+	}
+	p.next()
+	return o, nil
+}
