@@ -266,7 +266,7 @@ type mergeable interface {
 
 func newExecutor(p *plan, cfg fileread.Config, sink Sink) (*executor, error) {
 	e := &executor{p: p, open: cfg.Open, pace: cfg.Pace}
-	var term processor = &sinkProc{sink: sink, raw: p.rawRows}
+	var term processor = newSinkProc(sink, p.rawRows)
 	post, err := buildChain(p, p.post, term)
 	if err != nil {
 		return nil, err
@@ -412,7 +412,7 @@ func (e *executor) snapshot() error {
 	if err := e.collect(); err != nil {
 		return err
 	}
-	post, err := buildChain(e.p, e.p.post, &sinkProc{sink: e.sink, raw: e.p.rawRows})
+	post, err := buildChain(e.p, e.p.post, newSinkProc(e.sink, e.p.rawRows))
 	if err != nil {
 		return err
 	}

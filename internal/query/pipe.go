@@ -40,7 +40,13 @@ type pipeCompiler interface {
 type sinkProc struct {
 	sink    Sink
 	raw     bool
+	all     bool // sink is an allRowsSink
 	scratch Row
+}
+
+func newSinkProc(sink Sink, raw bool) *sinkProc {
+	_, all := sink.(allRowsSink)
+	return &sinkProc{sink: sink, raw: raw, all: all}
 }
 
 // allRowsSink is a Sink that is also given the rows that have no
@@ -52,7 +58,7 @@ type allRowsSink interface {
 }
 
 func (s *sinkProc) push(r *Row) error {
-	if _, ok := s.sink.(allRowsSink); ok {
+	if s.all {
 		return s.write(r)
 	}
 	empty := true

@@ -1,8 +1,8 @@
 package query
 
 import (
+	"fmt"
 	"slices"
-	"strings"
 )
 
 // PipeJoin joins each row with the rows of a subquery (or rows written
@@ -160,13 +160,7 @@ func (j *joinProc) push(r *Row) error {
 func (j *joinProc) flush() error { return j.next.flush() }
 
 // errUnresolved is the error of a subquery that reached execution without
-// ResolveSubqueries.
+// ResolveSubqueries: one in a place it does not look.
 func errUnresolved(where string, q *Query) error {
-	return &unresolvedError{where: where, q: q.String()}
-}
-
-type unresolvedError struct{ where, q string }
-
-func (e *unresolvedError) Error() string {
-	return "the subquery of " + e.where + " cannot be run there by spate (only in the query's filter, filter pipes and the if of a pipe or stats function): " + strings.TrimSpace(e.q)
+	return fmt.Errorf("the subquery of %s cannot be run there by spate (only in the query's filter, filter pipes and the if of a pipe or stats function): %s", where, q)
 }

@@ -33,7 +33,7 @@ func NewPipeline(pipes []Pipe, sink Sink) (*Pipeline, error) {
 		}
 	}
 	pl := &plan{}
-	head, err := buildChain(pl, slices.Clone(pipes), &sinkProc{sink: sink})
+	head, err := buildChain(pl, slices.Clone(pipes), newSinkProc(sink, false))
 	if err != nil {
 		return nil, err
 	}

@@ -124,7 +124,7 @@ func (rp *RemotePlan) NewMerger(opts Options, sink Sink) (*Merger, error) {
 		return nil, err
 	}
 	m := &Merger{rp: rp, p: p}
-	var term processor = &sinkProc{sink: sink, raw: p.rawRows}
+	var term processor = newSinkProc(sink, p.rawRows)
 	if rp.Partial {
 		post, err := buildChain(p, slices.Clone(rp.local), term)
 		if err != nil {

@@ -172,22 +172,8 @@ func valuesField(q *Query) (string, error) {
 func (q *Query) HasSubqueries() bool {
 	found := false
 	q.visitSubqueryHolders(func(f Filter, p Pipe) {
-		switch t := f.(type) {
-		case *FilterIn:
-			found = found || t.Sub != nil
-		case *FilterContainsAny:
-			found = found || t.Sub != nil
-		case *FilterContainsAll:
-			found = found || t.Sub != nil
-		case *FilterStreamID:
-			found = found || t.Sub != nil
-		}
-		switch t := p.(type) {
-		case *PipeJoin:
-			found = found || t.Query != nil
-		case *PipeUnion:
-			found = found || t.Query != nil
-		}
+		_, ok := pendingSubquery(f, p)
+		found = found || ok
 	})
 	return found
 }
@@ -203,30 +189,45 @@ func (q *Query) visitSubqueryHolders(fn func(f Filter, p Pipe)) {
 	}
 }
 
+// pending is a subquery not run yet, and where its results go: a
+// filter's values (those of field), a join's or union's rows. The setter
+// also clears the subquery.
+type pending struct {
+	q      *Query
+	field  string
+	values func([]string)    // filters
+	rows   func(RowsLiteral) // join, union
+}
+
+// pendingSubquery returns the subquery a holder (as visitSubqueryHolders
+// gives them) has not run yet; ok is false when it has none.
+func pendingSubquery(f Filter, p Pipe) (s pending, ok bool) {
+	switch t := f.(type) {
+	case *FilterIn:
+		s = pending{q: t.Sub, field: t.SubField, values: func(v []string) { t.Values, t.Sub = v, nil }}
+	case *FilterContainsAny:
+		s = pending{q: t.Sub, field: t.SubField, values: func(v []string) { t.Phrases, t.Sub = v, nil }}
+	case *FilterContainsAll:
+		s = pending{q: t.Sub, field: t.SubField, values: func(v []string) { t.Phrases, t.Sub = v, nil }}
+	case *FilterStreamID:
+		s = pending{q: t.Sub, field: t.SubField, values: func(v []string) { t.IDs, t.Sub = v, nil }}
+	}
+	switch t := p.(type) {
+	case *PipeJoin:
+		s = pending{q: t.Query, rows: func(r RowsLiteral) { t.Rows, t.Query = r, nil }}
+	case *PipeUnion:
+		s = pending{q: t.Query, rows: func(r RowsLiteral) { t.Rows, t.Query = r, nil }}
+	}
+	return s, s.q != nil
+}
+
 // visitQueries calls fn with q and every subquery in it, at any depth,
 // outer queries first.
 func (q *Query) visitQueries(fn func(*Query)) {
 	fn(q)
 	q.visitSubqueryHolders(func(f Filter, p Pipe) {
-		var sub *Query
-		switch t := f.(type) {
-		case *FilterIn:
-			sub = t.Sub
-		case *FilterContainsAny:
-			sub = t.Sub
-		case *FilterContainsAll:
-			sub = t.Sub
-		case *FilterStreamID:
-			sub = t.Sub
-		}
-		switch t := p.(type) {
-		case *PipeJoin:
-			sub = t.Query
-		case *PipeUnion:
-			sub = t.Query
-		}
-		if sub != nil {
-			sub.visitQueries(fn)
+		if s, ok := pendingSubquery(f, p); ok {
+			s.q.visitQueries(fn)
 		}
 	})
 }
@@ -237,50 +238,26 @@ type SubqueryRunner func(ctx context.Context, q *Query, sink Sink) error
 
 // ResolveSubqueries runs every subquery of q with run and puts its results
 // in q, in place: a join's and a union's Rows, the Values of in(), the
-// Phrases of contains_any() and contains_all(). A subquery's own
-// subqueries are run is its turn (run resolves them). Rows and values are
-// held in memory; a result over maxBytes (0: no limit) is an error
-// (ErrMemoryLimit).
+// Phrases of contains_any() and contains_all(), the IDs of
+// _stream_id:in(). A subquery's own subqueries are run in its turn (run
+// resolves them). Rows and values are held in memory; a result over
+// maxBytes (0: no limit) is an error (ErrMemoryLimit).
 func ResolveSubqueries(ctx context.Context, q *Query, maxBytes int64, run SubqueryRunner) error {
 	var err error
 	q.visitSubqueryHolders(func(f Filter, p Pipe) {
-		if err != nil {
+		s, ok := pendingSubquery(f, p)
+		if err != nil || !ok {
 			return
 		}
-		switch t := f.(type) {
-		case *FilterIn:
-			if t.Sub != nil {
-				t.Values, err = subqueryValues(ctx, t.Sub, t.SubField, maxBytes, run)
-				t.Sub = nil
-			}
-		case *FilterContainsAny:
-			if t.Sub != nil {
-				t.Phrases, err = subqueryValues(ctx, t.Sub, t.SubField, maxBytes, run)
-				t.Sub = nil
-			}
-		case *FilterContainsAll:
-			if t.Sub != nil {
-				t.Phrases, err = subqueryValues(ctx, t.Sub, t.SubField, maxBytes, run)
-				t.Sub = nil
-			}
-		case *FilterStreamID:
-			if t.Sub != nil {
-				t.IDs, err = subqueryValues(ctx, t.Sub, t.SubField, maxBytes, run)
-				t.Sub = nil
-			}
+		if s.values != nil {
+			var vals []string
+			vals, err = subqueryValues(ctx, s.q, s.field, maxBytes, run)
+			s.values(vals)
+			return
 		}
-		switch t := p.(type) {
-		case *PipeJoin:
-			if t.Query != nil {
-				t.Rows, err = subqueryRows(ctx, t.Query, maxBytes, run)
-				t.Query = nil
-			}
-		case *PipeUnion:
-			if t.Query != nil {
-				t.Rows, err = subqueryRows(ctx, t.Query, maxBytes, run)
-				t.Query = nil
-			}
-		}
+		var rows RowsLiteral
+		rows, err = subqueryRows(ctx, s.q, maxBytes, run)
+		s.rows(rows)
 	})
 	return err
 }

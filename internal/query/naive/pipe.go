@@ -300,25 +300,34 @@ func sortRows(p *query.PipeSort, rows []row) []row {
 	if len(p.Partition) == 0 {
 		return cutRanked(p, rows)
 	}
-	// Partitions in the order of their keys: per value, its length as a
-	// uvarint, then the value, compared as bytes (VictoriaLogs' keys).
-	parts := make(map[string][]row)
+	var out []row
+	for _, part := range groupsInKeyOrder(rows, p.Partition) {
+		out = append(out, cutRanked(p, part)...)
+	}
+	return out
+}
+
+// groupsInKeyOrder splits rows (keeping their order) into the groups of
+// equal values of fields, in the order of VictoriaLogs' keys: per value,
+// its length as a uvarint, then the value, compared as bytes.
+func groupsInKeyOrder(rows []row, fields []string) [][]row {
+	groups := make(map[string][]row)
 	var keys []string
 	for _, r := range rows {
 		var k []byte
-		for _, f := range p.Partition {
+		for _, f := range fields {
 			k = binary.AppendUvarint(k, uint64(len(r[f])))
 			k = append(k, r[f]...)
 		}
-		if _, ok := parts[string(k)]; !ok {
+		if _, ok := groups[string(k)]; !ok {
 			keys = append(keys, string(k))
 		}
-		parts[string(k)] = append(parts[string(k)], r)
+		groups[string(k)] = append(groups[string(k)], r)
 	}
 	sort.Strings(keys)
-	var out []row
-	for _, k := range keys {
-		out = append(out, cutRanked(p, parts[k])...)
+	out := make([][]row, len(keys))
+	for i, k := range keys {
+		out[i] = groups[k]
 	}
 	return out
 }
@@ -516,23 +525,8 @@ func packRow(r row, p *query.PipePack) string {
 // input order); every row gets each function over its group's rows up to itself
 // (running) or over the whole group (total).
 func applyRunningStats(p *query.PipeRunningStats, rows []row) []row {
-	groups := make(map[string][]row)
-	var keys []string
-	for _, r := range rows {
-		var k []byte
-		for _, f := range p.By {
-			k = binary.AppendUvarint(k, uint64(len(r[f])))
-			k = append(k, r[f]...)
-		}
-		if _, ok := groups[string(k)]; !ok {
-			keys = append(keys, string(k))
-		}
-		groups[string(k)] = append(groups[string(k)], r)
-	}
-	sort.Strings(keys)
 	var out []row
-	for _, k := range keys {
-		g := groups[k]
+	for _, g := range groupsInKeyOrder(rows, p.By) {
 		sort.SliceStable(g, func(i, j int) bool { return g[i]["_time"] < g[j]["_time"] })
 		for i := range g {
 			upto := g[:i+1]
@@ -615,13 +609,15 @@ func runningFunc(f query.RunningFunc, rows []row) string {
 	panic("naive: unknown running function " + f.Name)
 }
 
+var decimalShape = regexp.MustCompile(`^-?[0-9_]+(\.[0-9_]+)?$`)
+
 // decimalNumber reads what VictoriaLogs' tryParseFloat64 reads, what the
 // running sum adds and stddev reads: an optional
 // minus, decimal digits and an optional fraction, '_' allowed between
 // digits, no leading zero before other digits, no exponent; the value is
 // the integer part plus the fraction's digits times a power of ten.
 func decimalNumber(s string) (float64, bool) {
-	if !regexp.MustCompile(`^-?[0-9_]+(\.[0-9_]+)?$`).MatchString(s) || len(s) > 27 {
+	if !decimalShape.MatchString(s) || len(s) > 27 {
 		return 0, false
 	}
 	neg := strings.HasPrefix(s, "-")
