@@ -52,7 +52,27 @@ type RowWriter struct {
 	lastTenant segment.Tenant
 	streamJSON []byte
 	hasLast    bool
+	// streams keeps the rendered streams of earlier rows, for rows whose
+	// stream differs from the last one's but came before (a syslog
+	// connection from a relay interleaves hosts and programs): keyed by
+	// the lastKey encoding of their stream fields, for tenant
+	// streamsTenant. It holds at most maxStreamCacheBytes of keys and
+	// values, and is emptied when a new stream would exceed that.
+	streams       map[string]cachedStream
+	streamsBytes  int
+	streamsTenant segment.Tenant
 }
+
+// cachedStream is one entry of RowWriter.streams: the
+// `"_stream":…,"_stream_id":"…"` of a stream and its _stream text.
+type cachedStream struct {
+	json, text []byte
+}
+
+// maxStreamCacheBytes bounds the keys and values RowWriter.streams holds
+// (about 250 streams of three short fields), so that a server with many
+// syslog connections keeps a few tens of KiB per connection at most.
+const maxStreamCacheBytes = 64 << 10
 
 // Append appends r as one NDJSON line (with its '\n'): _time first when
 // set, then _stream and _stream_id when r.Stream >= 0 (as VictoriaLogs
@@ -127,8 +147,9 @@ func appendField(dst []byte, name, value string) []byte {
 }
 
 // streamFields returns the `"_stream":…,"_stream_id":"…"` of the stream
-// fields fs, from the cache when they equal the last row's; valid until
-// the next call.
+// fields fs, from the last row's when they are the same, else from
+// w.streams when an earlier row had them, else made anew (a sort, the
+// text and a hash) and added to w.streams; valid until the next call.
 func (w *RowWriter) streamFields(fs []Field) []byte {
 	if w.hasLast && w.lastTenant == w.Tenant && w.sameStream(fs) {
 		return w.streamJSON
@@ -141,10 +162,34 @@ func (w *RowWriter) streamFields(fs []Field) []byte {
 			key = appendKeyPart(appendKeyPart(key, f.Name), f.Value)
 		}
 	}
+	w.lastKey, w.lastTenant, w.hasLast = key, w.Tenant, true
+	if w.streamsTenant != w.Tenant {
+		clear(w.streams)
+		w.streamsBytes, w.streamsTenant = 0, w.Tenant
+	}
+	if c, ok := w.streams[bytesutil.ToUnsafeString(key)]; ok {
+		clear(tags)
+		w.tags = tags[:0]
+		w.streamJSON = append(w.streamJSON[:0], c.json...)
+		w.text = append(w.text[:0], c.text...)
+		return w.streamJSON
+	}
 	out := appendStream(w.streamJSON[:0], tags, w.Tenant, &w.text, &w.canon)
 	clear(tags)
 	w.tags = tags[:0]
-	w.lastKey, w.lastTenant, w.streamJSON, w.hasLast = key, w.Tenant, out, true
+	w.streamJSON = out
+	size := len(key) + len(out) + len(w.text)
+	if w.streamsBytes+size > maxStreamCacheBytes {
+		clear(w.streams)
+		w.streamsBytes = 0
+	}
+	if size <= maxStreamCacheBytes {
+		if w.streams == nil {
+			w.streams = make(map[string]cachedStream)
+		}
+		w.streams[string(key)] = cachedStream{json: slices.Clone(out), text: slices.Clone(w.text)}
+		w.streamsBytes += size
+	}
 	return out
 }
 

@@ -51,6 +51,43 @@ func TestRowWriter(t *testing.T) {
 	}
 }
 
+// TestRowWriterStreamCache: rows whose streams come back in any order,
+// from few streams (all cached) and from many (the cache emptied when
+// full), across tenant changes, give the lines and _stream texts a
+// writer without history gives.
+func TestRowWriterStreamCache(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, streams := range []int{1, 3, 40, 3000} {
+		var w RowWriter
+		for i := range 20000 {
+			if i%5000 == 2500 {
+				w.Tenant.AccountID++
+			}
+			k := rng.IntN(streams)
+			host := fmt.Sprintf("host-%d%s", k, strings.Repeat("x", k%50))
+			fields := []Field{{"hostname", host}, {"app_name", fmt.Sprint("app", k%7)}, {"proc_id", ""}, {"msg", fmt.Sprint(i)}}
+			if k%11 == 0 {
+				fields[2].Value = "-" // an extra stream field on some streams
+			}
+			r := Row{Time: int64(i + 1), Stream: 3, Fields: fields}
+			fresh := RowWriter{Tenant: w.Tenant}
+			got, want := string(w.Append(nil, &r)), string(fresh.Append(nil, &r))
+			if got != want {
+				t.Fatalf("%d streams, row %d: %s, want %s", streams, i, got, want)
+			}
+			if g, f := string(w.stream(&r)), string(fresh.stream(&r)); g != f {
+				t.Fatalf("%d streams, row %d: _stream %s, want %s", streams, i, g, f)
+			}
+		}
+		if w.streamsBytes > maxStreamCacheBytes {
+			t.Fatalf("%d streams: the cache holds %d bytes", streams, w.streamsBytes)
+		}
+		if want := min(streams, 40); streams <= 40 && len(w.streams) != want {
+			t.Errorf("%d streams: %d cached", streams, len(w.streams))
+		}
+	}
+}
+
 func TestRowReader(t *testing.T) {
 	rr := RowReader(segment.Tenant{}, func(emit func(*Row) error) error {
 		for i := range 10000 {

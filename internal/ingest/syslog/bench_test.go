@@ -2,6 +2,7 @@ package syslog
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"strings"
 	"sync/atomic"
@@ -9,22 +10,41 @@ import (
 	"time"
 )
 
-// BenchmarkAppendMessage renders one typical message per op.
+// BenchmarkAppendMessage renders one typical message per op: the same
+// one every time, or (hosts) one of 200 that differ in hostname and
+// program, in turn, as a relay's connection carries them.
 func BenchmarkAppendMessage(b *testing.B) {
-	for _, c := range []struct{ name, msg string }{
-		{"rfc5424", typical5424},
-		{"rfc3164", `<34>Oct 11 22:14:15 web-17.example.com nginx[4711]: 10.1.2.3 - - "GET /api/v1/items?id=42 HTTP/1.1" 200 512 "-" "curl/8.5.0"`},
+	var hosts []string
+	for i := range 200 {
+		hosts = append(hosts, strings.Replace(strings.Replace(typical5424, "web-17", fmt.Sprintf("web-%d", i), 1), "nginx", fmt.Sprintf("app%d", i%9), 1))
+	}
+	for _, c := range []struct {
+		name string
+		msgs []string
+	}{
+		{"rfc5424", []string{typical5424}},
+		{"rfc5424_hosts", hosts},
+		{"rfc3164", []string{`<34>Oct 11 22:14:15 web-17.example.com nginx[4711]: 10.1.2.3 - - "GET /api/v1/items?id=42 HTTP/1.1" 200 512 "-" "curl/8.5.0"`}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			e := NewEncoder(Config{Location: time.UTC})
-			msg := []byte(c.msg)
+			msgs := make([][]byte, len(c.msgs))
+			size := 0
+			for i, m := range c.msgs {
+				msgs[i] = []byte(m)
+				size += len(m)
+			}
 			var dst []byte
-			b.SetBytes(int64(len(msg)))
+			b.SetBytes(int64(size / len(msgs)))
 			b.ReportAllocs()
+			i := 0
 			for b.Loop() {
 				var err error
-				if dst, err = e.Append(dst[:0], msg, now); err != nil {
+				if dst, err = e.Append(dst[:0], msgs[i], now); err != nil {
 					b.Fatal(err)
+				}
+				if i++; i == len(msgs) {
+					i = 0
 				}
 			}
 		})
