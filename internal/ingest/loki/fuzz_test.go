@@ -1,10 +1,15 @@
 package loki
 
 import (
+	"bytes"
+	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
+	"strings"
 	"testing"
 
+	"github.com/spate-io/spate/internal/gen"
 	"github.com/spate-io/spate/internal/ingest"
 )
 
@@ -63,14 +68,21 @@ func FuzzDecodeProtobuf(f *testing.F) {
 	})
 }
 
-// FuzzSnappy checks that no block decodes past the limit or panics.
+// FuzzSnappy checks that no block decodes past the limit or panics, and
+// that Snappy refuses and decodes blocks as klauspost's DecodeStrict does.
 func FuzzSnappy(f *testing.F) {
 	f.Add(snappyEncode(encodeProtobuf(sample)))
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0x0f})
+	for _, in := range snappyInputs(rand.New(rand.NewPCG(8, 8)))[:200] {
+		f.Add(in)
+	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		b, err := Snappy(nil, body, 1<<16)
 		if err == nil && len(b) > 1<<16 {
 			t.Fatalf("%d bytes decoded", len(b))
+		}
+		if err == nil || strings.Contains(err.Error(), "corrupt") {
+			checkSnappy(t, body)
 		}
 	})
 }
@@ -136,18 +148,32 @@ func benchDecode(b *testing.B, json bool, body []byte) {
 func BenchmarkDecodeProtobuf(b *testing.B) {
 	body := encodeProtobuf(benchStreams())
 	benchDecode(b, false, body)
-	comp := snappyEncode(body)
-	b.Run("snappy", func(b *testing.B) {
-		b.SetBytes(int64(len(body)))
-		b.ReportAllocs()
-		var buf []byte
-		for b.Loop() {
-			var err error
-			if buf, err = Snappy(buf, comp, 64<<20); err != nil {
-				b.Fatal(err)
+	benchSnappy := func(name string, body []byte) {
+		comp := snappyEncode(body)
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			var buf []byte
+			for b.Loop() {
+				var err error
+				if buf, err = Snappy(buf, comp, 64<<20); err != nil {
+					b.Fatal(err)
+				}
 			}
-		}
-	})
+		})
+	}
+	benchSnappy("snappy", body)
+	// A push of 1 MiB of generated JSON logs (spate gen's), one stream:
+	// less repetitive than benchStreams, as Promtail's pushes are.
+	var logs bytes.Buffer
+	if _, err := gen.Write(context.Background(), &logs, gen.Config{Size: 1 << 20, Seed: 1}); err != nil {
+		b.Fatal(err)
+	}
+	st := tStream{labels: fs("job", "api")}
+	for i, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		st.entries = append(st.entries, tAt(1764115200000000000+int64(i)*1000003, line))
+	}
+	benchSnappy("snappy_logs", encodeProtobuf([]tStream{st}))
 }
 
 func BenchmarkDecodeJSON(b *testing.B) {

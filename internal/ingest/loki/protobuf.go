@@ -22,7 +22,10 @@ import (
 // claim gigabytes; VictoriaLogs limits it to -loki.maxRequestSize (64 MiB
 // by default). Blocks using the S2 extensions of klauspost/compress are
 // refused, as github.com/golang/snappy (VictoriaLogs' decoder) refuses
-// them. Cost: one pass, no allocation when dst is large enough.
+// them: the blocks refused and the bytes decoded are those of klauspost's
+// snappy.DecodeStrict (FuzzSnappy), about 1.3x as fast on logs (see
+// decodeSnappyBlock). Cost: one pass, no allocation when dst is large
+// enough.
 func Snappy(dst, body []byte, maxBytes int) ([]byte, error) {
 	n, err := snappy.DecodedLen(body)
 	if err != nil {
@@ -31,11 +34,22 @@ func Snappy(dst, body []byte, maxBytes int) ([]byte, error) {
 	if maxBytes > 0 && n > maxBytes {
 		return nil, fmt.Errorf("too big data size %d exceeding %d bytes", n, maxBytes)
 	}
-	b, err := snappy.DecodeStrict(dst[:cap(dst)], body)
-	if err != nil {
-		return nil, fmt.Errorf("cannot decompress snappy block: %w", err)
+	// DecodedLen takes a length varint of any size; DecodeStrict at most
+	// 5 bytes, as golang/snappy.
+	_, k := binary.Uvarint(body)
+	if k > 5 {
+		return nil, fmt.Errorf("cannot decompress snappy block: %w", snappy.ErrCorrupt)
 	}
-	return b, nil
+	body = body[k:]
+	if n <= cap(dst) {
+		dst = dst[:n]
+	} else {
+		dst = make([]byte, n)
+	}
+	if !decodeSnappyBlock(dst, body) {
+		return nil, fmt.Errorf("cannot decompress snappy block: %w", snappy.ErrCorrupt)
+	}
+	return dst, nil
 }
 
 // DecodeProtobuf decodes and checks a whole Loki push request in the
