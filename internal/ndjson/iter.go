@@ -772,6 +772,25 @@ func (it *Iter) Rest() []byte {
 	return it.line[it.pos:]
 }
 
+// KeyEscaped reports whether the current leaf's key, or the key of an
+// object enclosing it, holds backslash escapes: whether Key differs from
+// the raw keys joined with '.'. Cost: a flag, and one more per enclosing
+// object.
+func (it *Iter) KeyEscaped() bool {
+	if it.kind == 0 {
+		return false
+	}
+	if it.flags&flagKeyEsc != 0 {
+		return true
+	}
+	for i := range it.frames {
+		if it.frames[i].keyEsc {
+			return true
+		}
+	}
+	return false
+}
+
 // Escaped reports whether the current value is a string holding backslash
 // escapes, that is whether Value differs from Raw for a string.
 func (it *Iter) Escaped() bool { return it.kind == KindString && it.flags&flagEsc != 0 }

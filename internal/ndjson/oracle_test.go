@@ -327,3 +327,28 @@ func TestOracle(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyEscaped: KeyEscaped is set for a leaf whose own key or an
+// enclosing object's key has an escape, and only then.
+func TestKeyEscaped(t *testing.T) {
+	for _, c := range []struct {
+		line string
+		want []bool
+	}{
+		{`{"a":1,"b":"x\"y"}`, []bool{false, false}},
+		{`{"a\u0062":1,"c":2}`, []bool{true, false}},
+		{`{"x\n":{"b":1,"c":{"d":2}},"e":3}`, []bool{true, true, false}},
+		{`{"x":{"b\"c":1,"d":2},"f\/":[1]}`, []bool{true, false, true}},
+		{`{"x":{"y":{"z\\":null}},"w":{"v":true}}`, []bool{true, false}},
+	} {
+		var it Iter
+		it.Reset([]byte(c.line))
+		var got []bool
+		for it.Next() {
+			got = append(got, it.KeyEscaped())
+		}
+		if it.Err() != nil || !slices.Equal(got, c.want) || it.KeyEscaped() {
+			t.Errorf("%s: %v (%v), want %v", c.line, got, it.Err(), c.want)
+		}
+	}
+}

@@ -24,7 +24,7 @@ type result struct {
 type fullLeaf struct {
 	key, key2, value, value2, raw string
 	kind                          Kind
-	escaped                       bool
+	escaped, keyEscaped           bool
 	depth                         int
 }
 
@@ -37,7 +37,7 @@ func walkWith(it *Iter, line []byte, next func() bool, r *result) {
 	for next() {
 		r.tokens = append(r.tokens, it.KeyToken())
 		l := fullLeaf{key: string(it.Key()), value: string(it.Value()), raw: string(it.Raw()),
-			kind: it.Kind(), escaped: it.Escaped(), depth: it.Depth()}
+			kind: it.Kind(), escaped: it.Escaped(), keyEscaped: it.KeyEscaped(), depth: it.Depth()}
 		l.key2, l.value2 = string(it.Key()), string(it.Value())
 		r.leaves = append(r.leaves, l)
 	}
@@ -320,7 +320,7 @@ func checkSkip(t *testing.T, it *Iter, line []byte, skip func(string) bool, cont
 	for it.Next() {
 		tok := it.KeyToken()
 		l := fullLeaf{key: string(it.Key()), value: string(it.Value()), raw: string(it.Raw()),
-			kind: it.Kind(), escaped: it.Escaped(), depth: it.Depth()}
+			kind: it.Kind(), escaped: it.Escaped(), keyEscaped: it.KeyEscaped(), depth: it.Depth()}
 		l.key2, l.value2 = string(it.Key()), string(it.Value())
 		got.leaves, got.tokens = append(got.leaves, l), append(got.tokens, tok)
 		if skip(l.key) {

@@ -163,8 +163,15 @@ func BenchmarkDecodeProtobuf(b *testing.B) {
 		})
 	}
 	benchSnappy("snappy", body)
-	// A push of 1 MiB of generated JSON logs (spate gen's), one stream:
-	// less repetitive than benchStreams, as Promtail's pushes are.
+	logs := encodeProtobuf(genStreams(b))
+	benchSnappy("snappy_logs", logs)
+	b.Run("logs", func(b *testing.B) { benchDecode(b, false, logs) })
+}
+
+// genStreams is a push of 1 MiB of generated JSON logs (spate gen's) in
+// one stream: less repetitive than benchStreams, and every message a
+// JSON object with a nested one, as in spate bench ingest --protocol loki.
+func genStreams(b *testing.B) []tStream {
 	var logs bytes.Buffer
 	if _, err := gen.Write(context.Background(), &logs, gen.Config{Size: 1 << 20, Seed: 1}); err != nil {
 		b.Fatal(err)
@@ -173,7 +180,7 @@ func BenchmarkDecodeProtobuf(b *testing.B) {
 	for i, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
 		st.entries = append(st.entries, tAt(1764115200000000000+int64(i)*1000003, line))
 	}
-	benchSnappy("snappy_logs", encodeProtobuf([]tStream{st}))
+	return []tStream{st}
 }
 
 func BenchmarkDecodeJSON(b *testing.B) {

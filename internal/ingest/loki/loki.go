@@ -188,7 +188,8 @@ type rowsState struct {
 	prefix  []byte // dotted path of the object being flattened, with its trailing '.'
 	scratch []byte
 	tree    jtree
-	o       Options // of the current Rows call
+	it      ndjson.Iter // walks the messages that are strict JSON (see appendIter)
+	o       Options     // of the current Rows call
 }
 
 var rowsStatePool sync.Pool
@@ -222,12 +223,104 @@ func (st *rowsState) appendMessage(fields []ingest.Field, msg string) ([]ingest.
 	if len(m) < 2 || m[0] != '{' || m[len(m)-1] != '}' {
 		return append(fields, ingest.Field{Name: "_msg", Value: msg}), false
 	}
+	if out, ok := st.appendIter(fields, m); ok {
+		return out, true
+	}
 	root, err := st.tree.parse(m)
 	if err != nil {
 		return append(fields, ingest.Field{Name: "_msg", Value: msg}), false
 	}
 	st.prefix = st.prefix[:0]
 	return st.flatten(fields, root), true
+}
+
+// appendIter appends the fields of the JSON object m as parse and flatten
+// would, but walking m with ndjson.Iter, which is about twice as fast on
+// logs, and reports whether it did. It declines, leaving fields and st.buf
+// as they were, for the messages whose fields it could get wrong: m is not
+// strict JSON (RFC 8259, valid UTF-8; fastjson takes more), a key has an
+// escape (fastjson unescapes them its own way, see
+// ndjson.AppendUnescapeLenient), Options.PreserveKeys is set or a name
+// would be longer than maxFieldNameSize (keepWhole), m holds an empty
+// object (whose key would count in keepWhole without giving a leaf), or
+// m has 300 brackets or more (fastjson's depth limit). Strict JSON means
+// the same leaves, in the same order, for both parsers: dotted names,
+// nulls and empty objects left out, numbers and literals as written,
+// arrays compacted, duplicates kept.
+func (st *rowsState) appendIter(fields []ingest.Field, m string) ([]ingest.Field, bool) {
+	if len(st.o.PreserveKeys) > 0 || strings.Count(m, "{")+strings.Count(m, "[") >= maxDepth || hasEmptyObject(m) {
+		return fields, false
+	}
+	n0, b0 := len(fields), len(st.buf)
+	it := &st.it
+	it.Reset(bytesutil.ToUnsafeBytes(m))
+	for it.Next() {
+		key := it.Key()
+		if it.KeyEscaped() || len(key) > maxFieldNameSize {
+			return fields[:n0], st.decline(b0)
+		}
+		kind := it.Kind()
+		if kind == ndjson.KindNull {
+			continue
+		}
+		var name string
+		switch {
+		case st.o.MessageFieldsPrefix != "":
+			start := len(st.buf)
+			st.buf = append(append(st.buf, st.o.MessageFieldsPrefix...), key...)
+			name = st.str(start)
+		case len(key) == 0:
+			name = "_msg"
+		case it.Depth() == 0:
+			name = bytesutil.ToUnsafeString(key) // a top-level plain key aliases m
+		default:
+			start := len(st.buf)
+			st.buf = append(st.buf, key...)
+			name = st.str(start)
+		}
+		var value string
+		switch {
+		case kind == ndjson.KindString && it.Escaped():
+			start := len(st.buf)
+			st.buf = ndjson.AppendUnescapeLenient(st.buf, bytesutil.ToUnsafeString(it.Raw()))
+			value = st.str(start)
+		case kind == ndjson.KindArray:
+			start := len(st.buf)
+			st.buf = append(st.buf, it.Value()...)
+			value = st.str(start)
+		default:
+			value = bytesutil.ToUnsafeString(it.Raw())
+		}
+		fields = append(fields, ingest.Field{Name: name, Value: value})
+	}
+	if it.Err() != nil {
+		return fields[:n0], st.decline(b0)
+	}
+	return fields, true
+}
+
+// decline drops what appendIter added to st.buf and returns false.
+func (st *rowsState) decline(b0 int) bool {
+	st.buf = st.buf[:b0]
+	return false
+}
+
+// hasEmptyObject reports whether m has a '{' whose next byte other than
+// JSON white space is '}' (also inside strings: a false alarm only costs
+// appendIter's speed).
+func hasEmptyObject(m string) bool {
+	for i := strings.IndexByte(m, '{'); i >= 0; {
+		j := skipWS(m, i+1)
+		if j < len(m) && m[j] == '}' {
+			return true
+		}
+		k := strings.IndexByte(m[i+1:], '{')
+		if k < 0 {
+			return false
+		}
+		i += 1 + k
+	}
+	return false
 }
 
 // str returns the bytes of st.buf from start as a string; st.buf is only
