@@ -426,21 +426,36 @@ func parseHHMMLit(s string) (int64, bool) {
 	return int64(h)*nsPerHour + int64(m)*nsPerMinute, true
 }
 
-// parseIPv4Lit parses a dotted IPv4 address into its uint32 value.
+// parseIPv4Lit parses a dotted IPv4 address into its uint32 value: four
+// parts of 1 to 3 decimal digits, each at most 255, leading zeros allowed
+// ("010" is 10), as strconv.ParseUint(part, 10, 8) reads them (no sign, no
+// '_'). One pass over the bytes: it runs for every value of a numeric
+// column of a sidecar (IndexNumbers), a third of that CPU with
+// strings.SplitSeq and ParseUint.
 func parseIPv4Lit(s string) (uint32, bool) {
-	if len(s) < len("1.1.1.1") || len(s) > len("255.255.255.255") || strings.Count(s, ".") != 3 {
+	if len(s) < len("1.1.1.1") || len(s) > len("255.255.255.255") {
 		return 0, false
 	}
-	var n uint32
-	for part := range strings.SplitSeq(s, ".") {
-		if part == "" || len(part) > 3 {
+	var n, part uint32
+	digits, dots := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= '0' && c <= '9':
+			part = part*10 + uint32(c-'0')
+			digits++
+			if digits > 3 || part > 255 {
+				return 0, false
+			}
+		case c == '.' && digits > 0 && dots < 3:
+			n = n<<8 | part
+			part, digits = 0, 0
+			dots++
+		default:
 			return 0, false
 		}
-		v, err := strconv.ParseUint(part, 10, 8)
-		if err != nil {
-			return 0, false
-		}
-		n = n<<8 | uint32(v)
 	}
-	return n, true
+	if dots != 3 || digits == 0 {
+		return 0, false
+	}
+	return n<<8 | part, true
 }

@@ -33,23 +33,39 @@ func parseNumber(s string) (float64, bool) {
 	}
 	// Slow path: check the JSON-like number shape, then ParseFloat.
 	i := 0
-	if s[i] == '-' || s[i] == '+' {
+	minus := s[0] == '-'
+	if minus || s[0] == '+' {
 		i++
 	}
-	digits := 0
+	var m uint64 // the digits as an integer, when there are at most 15
+	digits, fracDigits := 0, 0
 	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		m = m*10 + uint64(s[i]-'0')
 		i++
 		digits++
 	}
 	if i < len(s) && s[i] == '.' {
 		i++
 		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			m = m*10 + uint64(s[i]-'0')
 			i++
 			digits++
+			fracDigits++
 		}
 	}
 	if digits == 0 {
 		return 0, false
+	}
+	if i == len(s) && digits <= 15 {
+		// Fast path: a decimal of at most 15 digits ("29.972"), what
+		// strconv's atof64exact reads: m < 10^15 < 2^52 and 10^fracDigits
+		// are exact float64s, and IEEE division rounds correctly, so this
+		// is ParseFloat's answer to the bit (FuzzIndexNumbers).
+		f := float64(m) / exactPow10[fracDigits]
+		if minus {
+			f = -f
+		}
+		return f, true
 	}
 	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
 		i++
@@ -74,6 +90,10 @@ func parseNumber(s string) (float64, bool) {
 	}
 	return f, true
 }
+
+// exactPow10 holds the powers of ten parseNumber divides by, all exact
+// float64s.
+var exactPow10 = [16]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15}
 
 // anyNumber parses a field value as VictoriaLogs' tryParseNumber does, what
 // sum, avg and quantile read and min and max compare: parseNumber's
@@ -103,17 +123,28 @@ func anyNumber(s string) (float64, bool) {
 // RFC 3339 timestamp (Unix nanoseconds) or an IPv4 address (its uint32).
 // The sidecar's numeric ranges are of these numbers (IndexNumbers).
 func mathNumber(s string) (float64, bool) {
+	// Fast path: what does not start like a number, the common case for
+	// the values of a sidecar's numeric columns (IndexNumbers). parseNumber
+	// takes only a sign, a digit or a '.' first, anyNumber's other parsers
+	// run only after numberStart, and the two below only after a digit.
+	if s == "" || !numberStart(s[0]) {
+		return 0, false
+	}
+	// Fast path: an IPv4 address, which anyNumber would try four ways and
+	// none takes: parseNumber and parseStrconvLit take one '.' at most,
+	// durations and byte sizes need a unit or one '.', and
+	// parseTimestampLit needs 19 bytes.
+	if n, ok := parseIPv4Lit(s); ok {
+		return float64(n), true
+	}
 	if f, ok := anyNumber(s); ok {
 		return f, true
 	}
-	if s == "" || s[0] < '0' || s[0] > '9' {
+	if s[0] < '0' || s[0] > '9' {
 		return 0, false
 	}
 	if ns, ok := parseTimestampLit(s); ok {
 		return float64(ns), true
-	}
-	if n, ok := parseIPv4Lit(s); ok {
-		return float64(n), true
 	}
 	return 0, false
 }
