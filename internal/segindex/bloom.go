@@ -241,15 +241,20 @@ func (d *distinctCounter) estimate() int {
 }
 
 // tokenSet collects the distinct token hashes of one field in one block:
-// open addressing, no allocation once grown.
+// open addressing, no allocation once grown. The hashes are kept in a list
+// too, in the order added: appendTo copies it instead of scanning the
+// slots, whose unpredictable branch per slot (a set's slots are sized for
+// its largest block) cost 3% of BenchmarkIndexBuild.
 type tokenSet struct {
 	slots []uint64 // 0: empty (TokenHash is never 0)
+	hs    []uint64 // the hashes in the order added
 	n     int
 }
 
 func (s *tokenSet) reset() {
 	if s.n > 0 {
 		clear(s.slots)
+		s.hs = s.hs[:0]
 		s.n = 0
 	}
 }
@@ -265,6 +270,7 @@ func (s *tokenSet) add(h uint64) {
 			return
 		case 0:
 			s.slots[i] = h
+			s.hs = append(s.hs, h)
 			s.n++
 			return
 		}
@@ -272,22 +278,18 @@ func (s *tokenSet) add(h uint64) {
 }
 
 func (s *tokenSet) grow() {
-	old := s.slots
-	s.slots = make([]uint64, max(64, 2*len(old)))
-	s.n = 0
-	for _, h := range old {
-		if h != 0 {
-			s.add(h)
+	s.slots = make([]uint64, max(64, 2*len(s.slots)))
+	mask := uint64(len(s.slots) - 1)
+	for _, h := range s.hs {
+		i := h & mask
+		for s.slots[i] != 0 {
+			i = (i + 1) & mask
 		}
+		s.slots[i] = h
 	}
 }
 
-// appendTo appends the set's hashes to dst.
+// appendTo appends the set's hashes to dst, in the order added.
 func (s *tokenSet) appendTo(dst []uint64) []uint64 {
-	for _, h := range s.slots {
-		if h != 0 {
-			dst = append(dst, h)
-		}
-	}
-	return dst
+	return append(dst, s.hs...)
 }
