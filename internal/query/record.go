@@ -395,7 +395,10 @@ func (b *recordBuilder) build(line []byte, r *Row) bool {
 				return false
 			}
 		case class == keyPrefixed:
-			r.Set(b.arena.add(it.Key()), b.value())
+			if cname == "" {
+				cname = b.arena.add(it.Key()) // no token: a key the Iter had to scan
+			}
+			r.Set(cname, b.value())
 		case class != keyOther:
 			// A message or time candidate that lost to a better one.
 			if b.need.has(cname) {
@@ -574,6 +577,12 @@ func (b *recordBuilder) classify() (int, int, string) {
 		class = keyPrefixed
 	}
 	if tok != 0 {
+		if class == keyPrefixed {
+			// The key's name for every later line with this token: build
+			// sets the field without copying the key, and the same string
+			// each time compares equal by pointer.
+			cname = string(key)
+		}
 		*c = tokenClass{tok: tok, class: class, prio: p, cname: cname}
 		if class == keyOther {
 			it.Skip(tok) // build ignores it: Next need not stop there again
