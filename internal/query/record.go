@@ -138,6 +138,10 @@ type recordBuilder struct {
 	// sees (20 KiB, with pointers: a query answered from the index, or by
 	// a needle in a few blocks, builds no line and paid for it each time).
 	byToken *[512]tokenClass
+	// names interns the names of keyPrefixed keys for byToken, so that a
+	// token seen again after its slot was taken (files of several
+	// layouts) costs a lookup, not an allocation; at most maxNames.
+	names map[string]string
 
 	// Counters, read by the executor after the scan.
 	badLines   int64    // lines that start like JSON but are not valid
@@ -581,7 +585,7 @@ func (b *recordBuilder) classify() (int, int, string) {
 			// The key's name for every later line with this token: build
 			// sets the field without copying the key, and the same string
 			// each time compares equal by pointer.
-			cname = string(key)
+			cname = b.internName(key)
 		}
 		*c = tokenClass{tok: tok, class: class, prio: p, cname: cname}
 		if class == keyOther {
@@ -589,6 +593,27 @@ func (b *recordBuilder) classify() (int, int, string) {
 		}
 	}
 	return class, p, cname
+}
+
+// maxNames bounds recordBuilder.names: past it, keys are copied into the
+// arena per line again, as for keys without a token.
+const maxNames = 4096
+
+// internName returns the interned copy of key, or "" when names is full.
+// Cost: a map lookup; an allocation per distinct name only.
+func (b *recordBuilder) internName(key []byte) string {
+	if name, ok := b.names[string(key)]; ok {
+		return name
+	}
+	if len(b.names) >= maxNames {
+		return ""
+	}
+	if b.names == nil {
+		b.names = make(map[string]string)
+	}
+	name := string(key)
+	b.names[name] = name
+	return name
 }
 
 // keep adds a demoted message or time candidate as an ordinary field.
