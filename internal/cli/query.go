@@ -171,7 +171,8 @@ rand()), format, len, unroll, replace, replace_regexp, drop_empty_fields,
 pack_json, pack_logfmt, coalesce, decolorize, hash, json_array_len,
 json_array_concat, collapse_nums, split, time_add, sample,
 generate_sequence, set_stream_fields, field_names, field_values, facets,
-join and union. Stats functions: count, count_empty, count_uniq,
+join, union and stream_context (right after the filter; it reads the
+inputs again, so not over stdin or with -f). Stats functions: count, count_empty, count_uniq,
 count_uniq_hash, sum, avg, min, max, median, quantile, values,
 uniq_values, row_min, row_max, row_any, any, field_min, field_max,
 stddev, rate, rate_sum, sum_len, histogram and json_values; by fields,
@@ -184,7 +185,7 @@ over the same inputs first (rows({...}) writes rows out instead). A
 subquery reads the inputs again, so it cannot run over stdin or with -f.
 A query may start with options(concurrency=N, parallel_readers=N,
 ignore_global_time_filter=true). Anything else is refused by name
-(stream_context, block_stats, value_type, options(time_offset=...), ...).
+(block_stats, value_type, options(time_offset=...), ...).
 
 -f follows the files as tail -F does: it starts with the last --tail lines
 of each, reads on as they grow, through rotation by rename and create and
@@ -624,6 +625,11 @@ func runQuery(ctx context.Context, opts queryOptions, text string, args []string
 // second), writing their lines into the returned pipe until ctx ends or
 // stop is called; stop returns the follower's error.
 func startFollow(ctx context.Context, opts queryOptions, q *query.Query, args []string, store *storescan.Inputs, stderr io.Writer) (*io.PipeReader, func() error, error) {
+	for _, p := range q.Pipes {
+		if _, ok := p.(*query.PipeStreamContext); ok {
+			return nil, nil, usagef("-f reads lines as they come, and stream_context reads the files again for the logs around those it is fed: run it without -f")
+		}
+	}
 	if p := firstNeedingAll(q.Pipes); p != nil && opts.every == 0 {
 		return nil, nil, usagef("-f prints rows as they come, and the query's %s pipe needs all of its input before it answers: add --every 5s to print its result so far every 5 seconds, or run it without -f", pipeName(p))
 	}
@@ -922,7 +928,8 @@ func lineNumber(name string, offset int64) (int64, bool) {
 func firstNeedingAll(pipes []query.Pipe) query.Pipe {
 	for _, p := range pipes {
 		switch p.(type) {
-		case *query.PipeStats, *query.PipeSort, *query.PipeTop, *query.PipeUniq, *query.PipeFieldNames, *query.PipeFieldValues, *query.PipeFacets:
+		case *query.PipeStats, *query.PipeSort, *query.PipeTop, *query.PipeUniq, *query.PipeFieldNames, *query.PipeFieldValues, *query.PipeFacets,
+			*query.PipeStreamContext:
 			return p
 		}
 	}

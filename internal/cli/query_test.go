@@ -101,7 +101,7 @@ func TestQueryErrors(t *testing.T) {
 	if !strings.Contains(stderr, "^") || !strings.Contains(stderr, "foo") {
 		t.Fatalf("bad query: stderr %q lacks a caret and the name", stderr)
 	}
-	code, _, stderr = runCLI(t, "query", `* | stream_context before 5`, p)
+	code, _, stderr = runCLI(t, "query", `* | block_stats`, p)
 	if code != ExitFailure || !strings.Contains(stderr, "not supported") {
 		t.Fatalf("unsupported pipe: exit %d, stderr %q", code, stderr)
 	}

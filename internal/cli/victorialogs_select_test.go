@@ -785,6 +785,24 @@ func TestVictoriaLogsSelectOracle(t *testing.T) {
 				o.check(t, fmt.Sprintf("query/generate-sequence-%d", i), post("/select/logsql/query", "query", q), sameRows(false, nil))
 			}
 			o.check(t, "query/generate-sequence-limit", get("/select/logsql/query", "query", `* | generate_sequence 10`, "limit", "3"), sameRows(false, nil))
+			// stream_context over the stored streams (app, env): the logs
+			// around each match, in VictoriaLogs' order, with its "---"
+			// rows between groups; and its refusals.
+			for i, q := range []string{
+				`generated level:error | stream_context before 2 after 1`,
+				`generated app:web level:warn | stream_context after 3 | fields _time, _msg, app`,
+				`generated n:<5 | stream_context before 3 after 3 time_window 2m`,
+				`generated | filter n:150 | stream_context before 4 after 4`,
+				`generated app:api env:prod | stream_context before 1`,
+				`generated level:error | stream_context before 0 after 0 | stats by (app) count() n`,
+				`generated level:error | stream_context before 5 after 5 | limit 7`,
+				`generated | fields _time, _stream_id | stream_context after 1`,
+				`generated | stream_context after 1`,
+			} {
+				// In order, but for the stats' groups.
+				o.check(t, fmt.Sprintf("query/stream-context-%d", i), post("/select/logsql/query", "query", q), sameRows(!strings.Contains(q, "stats"), nil))
+			}
+			o.check(t, "tail/stream-context", get("/select/logsql/tail", "query", `generated | stream_context after 1`), nil)
 			// set_stream_fields over stored streams (app, env) and none.
 			for i, q := range []string{
 				`generated | set_stream_fields level, app | fields _time, _stream, _stream_id`,

@@ -120,6 +120,18 @@ func Run(ctx context.Context, q *Query, inputs []string, cfg fileread.Config, op
 			return Stats{}, err
 		}
 	}
+	if opts.Rerun == nil && slices.Contains(inputs, "-") && slices.ContainsFunc(q.Pipes, isStreamContext) {
+		return Stats{}, errNoRerun
+	}
+	if opts.Rerun == nil && !slices.Contains(inputs, "-") {
+		// stream_context reads the same files again.
+		sub := opts
+		sub.Partial, sub.Every, sub.SnapshotDone, sub.Progress = nil, 0, nil, nil
+		opts.Rerun = func(sq *Query, sink Sink) error {
+			_, err := Run(ctx, sq, inputs, cfg, sub, sink)
+			return err
+		}
+	}
 	if opts.Every > 0 {
 		opts.GroupMemory = -1 // a spilled stats state cannot be read twice
 	}

@@ -318,7 +318,6 @@ var (
 	unsupportedPipes = []string{
 		"block_stats", "blocks_count", "query_stats",
 		"stats_remote",
-		"stream_context",
 	}
 	unsupportedStatsFuncs = []string{}
 	supportedFilterFuncs  = []string{

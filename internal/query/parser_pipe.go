@@ -51,6 +51,7 @@ func initPipeParsers() {
 		"pack_logfmt":       (*parser).parsePackPipe,
 		"join":              (*parser).parseJoinPipe,
 		"union":             (*parser).parseUnionPipe,
+		"stream_context":    (*parser).parseStreamContextPipe,
 		"replace":           (*parser).parseReplacePipe,
 		"running_stats":     (*parser).parseRunningStatsPipe,
 		"total_stats":       (*parser).parseRunningStatsPipe,

@@ -92,6 +92,10 @@ func TestParseSuccess(t *testing.T) {
 	f(`* | join (a) rows() prefix "p " inner`, `* | join by (a) rows() inner prefix "p "`)
 	f(`* | union (error | stats count() n) | limit 2`, `* | union (error | stats count(*) as n) | limit 2`)
 	f(`* | union rows({a:"\u0001"})`, `* | union rows({"a":"\u0001"})`)
+	f(`error | stream_context before 5`, `error | stream_context before 5`)
+	f(`error | stream_context after 3 before 2 time_window 30m`, `error | stream_context before 2 after 3 time_window 30m`)
+	f(`error | stream_context before 0 after 0`, `error | stream_context after 0`)
+	f(`error | STREAM_CONTEXT AFTER 1 | fields _msg`, `error | stream_context after 1 | fields _msg`)
 	f(`a:in(* | fields b) b:contains_any(x | uniq by (y)) contains_all(c:d | fields e)`, `a:in(* | fields b) b:contains_any(x | uniq by (y)) contains_all(c:d | fields e)`)
 	f(`a:in(* | join by (b) (c:in(d | fields b) | fields b) | fields b)`, `a:in(* | join by (b) (c:in(d | fields b) | fields b) | fields b)`)
 	f(`* | replace ("a b", "c") at f limit 2`, `* | replace ("a b", "c") at f limit 2`)
@@ -616,6 +620,9 @@ func TestParseFailure(t *testing.T) {
 	f(`* | join by (a) (* | fields a`, 30, `missing ')' at the end of the query of join`)
 	f(`* | union ()`, 12, `empty query in union`)
 	f(`* | union rows({a b})`, 19, `missing ':' or '=' after a`)
+	f(`* | stream_context`, 5, `missing 'before N' or 'after N' in 'stream_context'`)
+	f(`* | stream_context before x`, 27, `cannot parse "x" as the number for 'before'`)
+	f(`* | stream_context after 1 time_window abc`, 40, `cannot parse "abc" as the duration of time_window`)
 	f(`a:in(* | stats count() n)`, 3, `must end with '| fields x' or '| uniq by (x)'`)
 	f(`a:in(* | fields b, c)`, 3, `must name one field`)
 	f(`* | running_stats`, 18, `missing running_stats function`)
@@ -938,7 +945,7 @@ func TestPipeNames(t *testing.T) {
 	want := []string{
 		"coalesce", "collapse_nums", "copy", "cp", "decolorize", "del", "delete", "drop", "drop_empty_fields", "eval", "extract", "extract_regexp", "facets",
 		"field_names", "field_values", "fields", "filter", "first", "format", "generate_sequence", "hash", "head", "join", "json_array_concat", "json_array_len", "keep", "last", "len",
-		"limit", "math", "mv", "offset", "order", "pack_json", "pack_logfmt", "rename", "replace", "replace_regexp", "rm", "running_stats", "sample", "set_stream_fields", "skip", "sort", "split", "stats",
+		"limit", "math", "mv", "offset", "order", "pack_json", "pack_logfmt", "rename", "replace", "replace_regexp", "rm", "running_stats", "sample", "set_stream_fields", "skip", "sort", "split", "stats", "stream_context",
 		"time_add", "top", "total_stats", "union", "uniq", "unpack_json", "unpack_logfmt", "unpack_syslog", "unpack_words", "unroll", "where",
 	}
 	if got := supportedPipeNames(); !reflect.DeepEqual(got, want) {

@@ -39,6 +39,12 @@ type Options struct {
 	// result says so (Stats.Approximate), and a sort that must keep more
 	// rows than the cap fails with ErrMemoryLimit.
 	MaxMemory int64
+	// Rerun runs a query over the same logs as this one, for the pipes
+	// that read them again (stream_context reads the neighbours of the
+	// logs it is fed): files again, a store's tenant again (its own
+	// filter and time range only). Run sets it for files when it is nil
+	// and the inputs can be read twice; nil refuses those pipes.
+	Rerun func(q *Query, sink Sink) error
 	// GroupMemory is the memory stats groups may hold (shared by the
 	// workers) before partial results spill to temp files in TempDir;
 	// 0 means DefaultGroupMemory for each worker and a negative value
@@ -175,7 +181,8 @@ type plan struct {
 func isBarrier(p Pipe) bool {
 	switch p.(type) {
 	case *PipeLimit, *PipeOffset, *PipeSort, *PipeStats, *PipeTop, *PipeUniq,
-		*PipeFieldNames, *PipeFieldValues, *PipeFacets, *PipeRunningStats, *PipeUnion, *PipeGenerateSequence:
+		*PipeFieldNames, *PipeFieldValues, *PipeFacets, *PipeRunningStats, *PipeUnion, *PipeGenerateSequence,
+		*PipeStreamContext:
 		return true
 	}
 	return false
@@ -183,6 +190,9 @@ func isBarrier(p Pipe) bool {
 
 // newPlan compiles q.
 func newPlan(q *Query, opts Options) (*plan, error) {
+	if err := checkStreamContext(q); err != nil {
+		return nil, err
+	}
 	q = fuseSortLimit(q)
 	forEachFilter(q, func(f Filter) {
 		if sf, ok := f.(*FilterStreamID); ok {
@@ -433,6 +443,13 @@ func pipeNeeds(p Pipe, after fieldSet) fieldSet {
 		return in
 	case *PipeLimit, *PipeOffset:
 		return after
+	case *PipeStreamContext:
+		// The rows it writes are read again; of those it is fed, it reads
+		// the time and the stream.
+		in.add("_time")
+		in.add("_stream_id")
+		in.add("_stream")
+		return in
 	case *PipeSort:
 		if len(p.By) == 0 {
 			return allFields() // rows sort by all their fields
@@ -641,6 +658,9 @@ func mathNeeds(e *MathExpr, in *fieldSet) {
 
 // pipeNeedsTime reports whether p uses the parsed _time (buckets).
 func pipeNeedsTime(p Pipe) bool {
+	if _, ok := p.(*PipeStreamContext); ok {
+		return true
+	}
 	if st, ok := p.(*PipeStats); ok {
 		for _, b := range st.By {
 			if b.Name == "_time" {

@@ -57,6 +57,11 @@ func (s *Server) runPeers(ctx context.Context, a *selectArgs, q *query.Query, si
 	opts := query.Options{
 		AccountID: a.tenant.AccountID, ProjectID: a.tenant.ProjectID,
 		MaxMemory: s.cfg.QueryMemory, TempDir: s.cfg.TempDir, StoreFields: true, Unordered: true,
+		// stream_context's lookups go to every node too.
+		Rerun: func(sq *query.Query, sink query.Sink) error {
+			_, err := s.runPeers(ctx, a, sq, sink)
+			return err
+		},
 	}
 	m, err := rp.NewMerger(opts, sink)
 	if err != nil {

@@ -131,6 +131,9 @@ func run(q *query.Query, logs []row, opts Options) ([]map[string]string, error) 
 // runRows is run without the last step: its rows include those with no
 // field, which a subquery's values and rows include.
 func runRows(q *query.Query, logs []row, opts Options) ([]row, error) {
+	if err := checkStreamContext(q); err != nil {
+		return nil, err
+	}
 	ev := &evaluator{opts: opts, regexps: make(map[string]*regexp.Regexp), logs: logs}
 	ev.timeMin, ev.timeMax, ev.hasTimeRange = topLevelTimeRange(q.Filter)
 

@@ -73,6 +73,8 @@ func (ev *evaluator) applyPipe(p query.Pipe, rows []row, first bool) ([]row, err
 		return rows[p.N:], nil
 	case *query.PipeJoin:
 		return ev.applyJoin(p, rows), nil
+	case *query.PipeStreamContext:
+		return ev.streamContext(p, rows)
 	case *query.PipeUnion:
 		right := ev.literalOrSubquery(p.Rows, p.Query)
 		return append(rows, right...), nil
