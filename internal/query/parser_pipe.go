@@ -148,6 +148,22 @@ func (p *parser) parseCount(what string) (int64, error) {
 	return n, nil
 }
 
+// parseDurationArg parses the duration after the keyword after ("1h",
+// "-30m") and returns it in nanoseconds and as written; what names it in
+// the error for text that is not one, with hint.
+func (p *parser) parseDurationArg(after, what, hint string) (int64, string, error) {
+	pos := p.cur().pos
+	s, err := p.compound(stopsGeneric, "duration after '"+after+"'")
+	if err != nil {
+		return 0, "", err
+	}
+	d, ok := parseDurationLit(s)
+	if !ok {
+		return 0, "", p.errorHint(pos, hint, "cannot parse %q as %s", s, what)
+	}
+	return d, s, nil
+}
+
 // parseIf parses "if (filter)"; the current token is "if".
 func (p *parser) parseIf() (Filter, error) {
 	p.next()

@@ -94,16 +94,10 @@ func (p *parser) parseStreamContextPipe(_ string) (Pipe, error) {
 	}
 	if p.isKw("time_window") {
 		p.next()
-		pos := p.cur().pos
-		s, err := p.compound(stopsGeneric, "duration after 'time_window'")
-		if err != nil {
+		var err error
+		if pc.Window, pc.WindowText, err = p.parseDurationArg("time_window", "the duration of time_window", "use a duration such as 1h or 30m"); err != nil {
 			return nil, err
 		}
-		d, ok := parseDurationLit(s)
-		if !ok {
-			return nil, p.errorHint(pos, "use a duration such as 1h or 30m", "cannot parse %q as the duration of time_window", s)
-		}
-		pc.Window, pc.WindowText = d, s
 	}
 	return pc, nil
 }

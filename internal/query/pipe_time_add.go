@@ -29,14 +29,9 @@ func (p *PipeTimeAdd) String() string {
 // parseTimeAddPipe parses "time_add duration [at field]".
 func (p *parser) parseTimeAddPipe(_ string) (Pipe, error) {
 	p.next()
-	pos := p.cur().pos
-	s, err := p.compound(stopsGeneric, "duration after 'time_add'")
+	d, s, err := p.parseDurationArg("time_add", "the duration of time_add", "use a duration such as 1h or -30m")
 	if err != nil {
 		return nil, err
-	}
-	d, ok := parseDurationLit(s)
-	if !ok {
-		return nil, p.errorHint(pos, "use a duration such as 1h or -30m", "cannot parse %q as the duration of time_add", s)
 	}
 	pt := &PipeTimeAdd{Offset: d, OffsetText: s, Field: "_time"}
 	if p.isKw("at") {

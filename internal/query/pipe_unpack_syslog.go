@@ -68,16 +68,9 @@ func (p *parser) parseUnpackSyslogPipe(_ string) (Pipe, error) {
 	}
 	if p.isKw("offset") {
 		p.next()
-		pos := p.cur().pos
-		s, err := p.compound(stopsGeneric, "duration after 'offset'")
-		if err != nil {
+		if pu.OffsetNs, pu.Offset, err = p.parseDurationArg("offset", "the offset of unpack_syslog", "use a duration such as 2h or -5h30m"); err != nil {
 			return nil, err
 		}
-		d, ok := parseDurationLit(s)
-		if !ok {
-			return nil, p.errorHint(pos, "use a duration such as 2h or -5h30m", "cannot parse %q as the offset of unpack_syslog", s)
-		}
-		pu.Offset, pu.OffsetNs = s, d
 	}
 	if p.isKw("result_prefix") {
 		p.next()
