@@ -28,8 +28,8 @@ import (
 // followed by a row {"_time": its last log's time + 1 ns, "_stream_id",
 // "_stream", "_msg": "---"}.
 //
-// The logs are read again with Options.Rerun, one query per stream:
-// "_stream_id:ID _time:[start, end]".
+// The logs are read again with Options.Rerun, in one query for all the
+// streams: "_stream_id:in(IDs) _time:[start, end]".
 type PipeStreamContext struct {
 	Before, After int64
 	// Window is in nanoseconds (DefaultStreamContextWindow unless
@@ -202,29 +202,29 @@ func (s *streamContextProc) flush() error {
 	if len(s.times) > maxStreamContextStreams {
 		return fmt.Errorf("logs from %d streams passed to 'stream_context', more than the %d it takes; narrow down the matching log streams with more filters", len(s.times), maxStreamContextStreams)
 	}
-	type stream struct {
-		id    string
-		times []int64
-	}
-	streams := make([]stream, 0, len(s.times))
+	streams := make([]*contextStream, 0, len(s.times))
 	for id, tp := range s.times {
 		ts := *tp
 		if len(ts) > maxStreamContextRows {
 			return fmt.Errorf("%d logs from one stream passed to 'stream_context', more than the %d it takes; narrow down the matching logs with more filters", len(ts), maxStreamContextRows)
 		}
-		slices.Sort(ts)
-		streams = append(streams, stream{id, ts})
+		streams = append(streams, s.newContextStream(id, ts))
 	}
-	slices.SortFunc(streams, func(a, b stream) int { return cmp.Or(cmp.Compare(a.times[0], b.times[0]), cmp.Compare(a.id, b.id)) })
-	if len(streams) > 0 && s.pl.opts.Rerun == nil {
+	if len(streams) == 0 {
+		return s.next.flush()
+	}
+	slices.SortFunc(streams, func(a, b *contextStream) int {
+		return cmp.Or(cmp.Compare(a.times[0], b.times[0]), cmp.Compare(a.id, b.id))
+	})
+	if s.pl.opts.Rerun == nil {
 		return errNoRerun
+	}
+	if err := s.collect(streams); err != nil {
+		return err
 	}
 	var row Row
 	for _, st := range streams {
-		groups, err := s.contexts(st.id, st.times)
-		if err != nil {
-			return err
-		}
+		groups := st.groups()
 		for _, g := range groups {
 			for _, cr := range g {
 				row.Fields = append(row.Fields[:0], cr.fields...)
@@ -305,79 +305,121 @@ type timeContext struct {
 	matched       []*contextRow
 }
 
-// contexts reads stream id's logs near the times fed (sorted) and returns
-// the groups to write, as PipeStreamContext describes them.
-func (s *streamContextProc) contexts(id string, times []int64) ([][]*contextRow, error) {
-	p := s.p
-	lo, hi := times[0], times[len(times)-1]
-	if p.Before > 0 {
-		lo = satAdd(lo, -p.Window)
+// contextStream is one stream's part of stream_context: the times fed
+// (sorted), the time range its logs are read from, and a timeContext per
+// time.
+type contextStream struct {
+	id     string
+	times  []int64
+	lo, hi int64
+	ctxs   []timeContext
+}
+
+func (s *streamContextProc) newContextStream(id string, times []int64) *contextStream {
+	slices.Sort(times)
+	st := &contextStream{id: id, times: times, lo: times[0], hi: times[len(times)-1], ctxs: make([]timeContext, len(times))}
+	if s.p.Before > 0 {
+		st.lo = satAdd(st.lo, -s.p.Window)
 	}
-	if p.After > 0 {
-		hi = satAdd(hi, p.Window)
+	if s.p.After > 0 {
+		st.hi = satAdd(st.hi, s.p.Window)
 	}
-	q, err := Parse(fmt.Sprintf("_stream_id:%s _time:[%s, %s]", quoteToken(id), timeparse.AppendRFC3339(nil, lo), timeparse.AppendRFC3339(nil, hi)), s.pl.opts.Now)
-	if err != nil {
-		return nil, fmt.Errorf("stream_context: %w", err)
-	}
-	ctxs := make([]timeContext, len(times))
 	for i, t := range times {
-		ctxs[i].at = t
+		st.ctxs[i].at = t
 	}
+	return st
+}
+
+// collect reads the logs of the streams within their time ranges again,
+// in one query ("_stream_id:in(...) _time:[...]" over the ranges' union),
+// and hands each to the times of its stream it may be around.
+func (s *streamContextProc) collect(streams []*contextStream) error {
+	byID := make(map[string]*contextStream, len(streams))
+	ids := make([]string, len(streams))
+	lo, hi := streams[0].lo, streams[0].hi
+	for i, st := range streams {
+		byID[st.id] = st
+		ids[i] = quoteToken(st.id)
+		lo, hi = min(lo, st.lo), max(hi, st.hi)
+	}
+	q, err := Parse(fmt.Sprintf("_stream_id:in(%s) _time:[%s, %s]", strings.Join(ids, ", "), timeparse.AppendRFC3339(nil, lo), timeparse.AppendRFC3339(nil, hi)), s.pl.opts.Now)
+	if err != nil {
+		return fmt.Errorf("stream_context: %w", err)
+	}
+	derive := matchStreamID{account: s.pl.opts.AccountID, project: s.pl.opts.ProjectID, cache: make(map[string]string)}
 	var held int64
-	err = s.pl.opts.Rerun(q, sinkFunc(func(r *Row) error {
+	return s.pl.opts.Rerun(q, sinkFunc(func(r *Row) error {
 		ts, ok := rowTime(r)
 		if !ok {
 			return nil
 		}
-		var cr *contextRow
-		// The times this log may be around: VictoriaLogs passes a log to
-		// time i only strictly between times i-1 and i+1.
-		j, _ := slices.BinarySearch(times, ts) // times[j] is the first >= ts
-		k := j
-		for k < len(times) && times[k] == ts {
-			k++
+		id := r.Get("_stream_id")
+		if id == "" {
+			id = derive.derive(rowStream(r))
 		}
-		for i := max(j-1, 0); i <= k && i < len(times); i++ {
-			if i > 0 && ts <= times[i-1] || i+1 < len(times) && ts >= times[i+1] {
-				continue
-			}
-			c := &ctxs[i]
-			if ts < c.at && p.Before <= 0 || ts > c.at && p.After <= 0 {
-				continue
-			}
-			if cr == nil {
-				cr = newContextRow(ts, r)
-			}
-			var added bool
-			var dropped *contextRow
-			switch {
-			case ts < c.at:
-				c.before, added, dropped = keepNearest(c.before, int(p.Before), cr, func(a, b *contextRow) bool { return b.less(a) })
-			case ts > c.at:
-				c.after, added, dropped = keepNearest(c.after, int(p.After), cr, func(a, b *contextRow) bool { return a.less(b) })
-			default:
-				c.matched, added = append(c.matched, cr), true
-			}
-			if added {
-				held += cr.size()
-			}
-			if dropped != nil {
-				held -= dropped.size()
-			}
+		st := byID[id]
+		if st == nil || ts < st.lo || ts > st.hi {
+			return nil
 		}
+		held += st.add(s.p, ts, r)
 		if max := s.pl.opts.MaxMemory; max > 0 && held > max {
 			return fmt.Errorf("stream_context holds more than %d bytes of logs: %w", max, ErrMemoryLimit)
 		}
 		return nil
 	}))
-	if err != nil {
-		return nil, err
+}
+
+// add hands the log r at ts to the times it may be around and returns the
+// change in the bytes held.
+func (st *contextStream) add(p *PipeStreamContext, ts int64, r *Row) int64 {
+	times := st.times
+	var cr *contextRow
+	var held int64
+	// VictoriaLogs passes a log to time i only strictly between times i-1
+	// and i+1.
+	j, _ := slices.BinarySearch(times, ts) // times[j] is the first >= ts
+	k := j
+	for k < len(times) && times[k] == ts {
+		k++
 	}
+	for i := max(j-1, 0); i <= k && i < len(times); i++ {
+		if i > 0 && ts <= times[i-1] || i+1 < len(times) && ts >= times[i+1] {
+			continue
+		}
+		c := &st.ctxs[i]
+		if ts < c.at && p.Before <= 0 || ts > c.at && p.After <= 0 {
+			continue
+		}
+		if cr == nil {
+			cr = newContextRow(ts, r)
+		}
+		var added bool
+		var dropped *contextRow
+		switch {
+		case ts < c.at:
+			c.before, added, dropped = keepNearest(c.before, int(p.Before), cr, func(a, b *contextRow) bool { return b.less(a) })
+		case ts > c.at:
+			c.after, added, dropped = keepNearest(c.after, int(p.After), cr, func(a, b *contextRow) bool { return a.less(b) })
+		default:
+			c.matched, added = append(c.matched, cr), true
+		}
+		if added {
+			held += cr.size()
+		}
+		if dropped != nil {
+			held -= dropped.size()
+		}
+	}
+	return held
+}
+
+// groups returns the stream's groups to write: per time, the logs before
+// it, at it and after it, sorted, less those the time before wrote.
+func (st *contextStream) groups() [][]*contextRow {
 	var groups [][]*contextRow
 	var last *contextRow
-	for i := range ctxs {
-		c := &ctxs[i]
+	for i := range st.ctxs {
+		c := &st.ctxs[i]
 		g := slices.Concat(c.before, c.matched, c.after)
 		slices.SortStableFunc(g, func(a, b *contextRow) int {
 			switch {
@@ -401,7 +443,7 @@ func (s *streamContextProc) contexts(id string, times []int64) ([][]*contextRow,
 		groups = append(groups, g)
 		last = g[len(g)-1]
 	}
-	return groups, nil
+	return groups
 }
 
 // keepNearest adds cr to rows, the n nearest to a time so far, nearest
