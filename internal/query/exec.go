@@ -124,9 +124,11 @@ func Run(ctx context.Context, q *Query, inputs []string, cfg fileread.Config, op
 		return Stats{}, errNoRerun
 	}
 	if opts.Rerun == nil && !slices.Contains(inputs, "-") {
-		// stream_context reads the same files again.
+		// stream_context reads the same files again, in any order (it
+		// orders what it keeps).
 		sub := opts
 		sub.Partial, sub.Every, sub.SnapshotDone, sub.Progress = nil, 0, nil, nil
+		sub.Unordered = true
 		opts.Rerun = func(sq *Query, sink Sink) error {
 			_, err := Run(ctx, sq, inputs, cfg, sub, sink)
 			return err

@@ -46,7 +46,17 @@ type sinkProc struct {
 
 func newSinkProc(sink Sink, raw bool) *sinkProc {
 	_, all := sink.(allRowsSink)
+	if _, any := sink.(anyFieldOrderSink); any {
+		raw = false
+	}
 	return &sinkProc{sink: sink, raw: raw, all: all}
+}
+
+// anyFieldOrderSink is a Sink that takes a log's fields in any order:
+// logs are not put in printing order (sortRawFields) for it.
+type anyFieldOrderSink interface {
+	Sink
+	anyFieldOrder()
 }
 
 // allRowsSink is a Sink that is also given the rows that have no
@@ -80,14 +90,20 @@ func (s *sinkProc) write(r *Row) error {
 		return s.sink.WriteRow(r)
 	}
 	s.scratch.CopyFrom(r)
-	slices.SortStableFunc(s.scratch.Fields, func(a, b Field) int {
+	sortRawFields(s.scratch.Fields)
+	return s.sink.WriteRow(&s.scratch)
+}
+
+// sortRawFields puts a log's fields in the order logs are printed in:
+// _time, _msg, then the others by name.
+func sortRawFields(fs []Field) {
+	slices.SortStableFunc(fs, func(a, b Field) int {
 		ra, rb := rawRank(a.Name), rawRank(b.Name)
 		if ra != rb {
 			return ra - rb
 		}
 		return strings.Compare(a.Name, b.Name)
 	})
-	return s.sink.WriteRow(&s.scratch)
 }
 
 func rawRank(name string) int {

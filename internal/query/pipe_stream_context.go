@@ -227,7 +227,10 @@ func (s *streamContextProc) flush() error {
 		groups := st.groups()
 		for _, g := range groups {
 			for _, cr := range g {
+				// In the order logs are printed in: the logs were read
+				// in any (anyOrderSink).
 				row.Fields = append(row.Fields[:0], cr.fields...)
+				sortRawFields(row.Fields)
 				row.Time, row.HasTime = cr.time, true
 				if err := s.next.push(&row); err != nil {
 					return s.stopped(err)
@@ -260,20 +263,36 @@ func (s *streamContextProc) stopped(err error) error {
 }
 
 // contextRow is a log read again for stream_context, its fields owned;
-// sorted is them sorted by name, for less.
+// sorted is them sorted by name, made when less first needs it (for logs
+// of the same time).
 type contextRow struct {
 	time           int64
 	fields, sorted []Field
 }
 
+// newContextRow copies the log r at ts (its fields in any order: see
+// anyOrderSink).
 func newContextRow(ts int64, r *Row) *contextRow {
 	cr := &contextRow{time: ts, fields: make([]Field, len(r.Fields))}
 	for i, f := range r.Fields {
 		cr.fields[i] = Field{strings.Clone(f.Name), strings.Clone(f.Value)}
 	}
-	cr.sorted = slices.Clone(cr.fields)
-	slices.SortStableFunc(cr.sorted, func(x, y Field) int { return strings.Compare(x.Name, y.Name) })
 	return cr
+}
+
+// anyOrderSink is sinkFunc for logs whose fields may come in any order.
+type anyOrderSink func(r *Row) error
+
+func (f anyOrderSink) WriteRow(r *Row) error { return f(r) }
+func (f anyOrderSink) takesEmptyRows()       {}
+func (f anyOrderSink) anyFieldOrder()        {}
+
+func (cr *contextRow) sortedFields() []Field {
+	if cr.sorted == nil {
+		cr.sorted = slices.Clone(cr.fields)
+		slices.SortStableFunc(cr.sorted, func(x, y Field) int { return strings.Compare(x.Name, y.Name) })
+	}
+	return cr.sorted
 }
 
 // size is about the memory cr holds.
@@ -293,7 +312,7 @@ func (a *contextRow) less(b *contextRow) bool {
 	if a.time != b.time {
 		return a.time < b.time
 	}
-	return slices.CompareFunc(a.sorted, b.sorted, func(x, y Field) int {
+	return slices.CompareFunc(a.sortedFields(), b.sortedFields(), func(x, y Field) int {
 		return cmp.Or(strings.Compare(x.Name, y.Name), strings.Compare(x.Value, y.Value))
 	}) < 0
 }
@@ -348,7 +367,7 @@ func (s *streamContextProc) collect(streams []*contextStream) error {
 	}
 	derive := matchStreamID{account: s.pl.opts.AccountID, project: s.pl.opts.ProjectID, cache: make(map[string]string)}
 	var held int64
-	return s.pl.opts.Rerun(q, sinkFunc(func(r *Row) error {
+	return s.pl.opts.Rerun(q, anyOrderSink(func(r *Row) error {
 		ts, ok := rowTime(r)
 		if !ok {
 			return nil
@@ -387,8 +406,10 @@ func (st *contextStream) add(p *PipeStreamContext, ts int64, r *Row) int64 {
 			continue
 		}
 		c := &st.ctxs[i]
-		if ts < c.at && p.Before <= 0 || ts > c.at && p.After <= 0 {
-			continue
+		switch {
+		case ts < c.at && (p.Before <= 0 || len(c.before) == int(p.Before) && ts < c.before[len(c.before)-1].time),
+			ts > c.at && (p.After <= 0 || len(c.after) == int(p.After) && ts > c.after[len(c.after)-1].time):
+			continue // farther than every log held: no need to copy it
 		}
 		if cr == nil {
 			cr = newContextRow(ts, r)
