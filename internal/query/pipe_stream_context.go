@@ -271,11 +271,20 @@ type contextRow struct {
 }
 
 // newContextRow copies the log r at ts (its fields in any order: see
-// anyOrderSink).
+// anyOrderSink), its names and values into one buffer: three allocations
+// whatever the number of fields.
 func newContextRow(ts int64, r *Row) *contextRow {
+	n := 0
+	for _, f := range r.Fields {
+		n += len(f.Name) + len(f.Value)
+	}
+	buf := make([]byte, 0, n)
 	cr := &contextRow{time: ts, fields: make([]Field, len(r.Fields))}
 	for i, f := range r.Fields {
-		cr.fields[i] = Field{strings.Clone(f.Name), strings.Clone(f.Value)}
+		start := len(buf)
+		buf = append(buf, f.Name...)
+		buf = append(buf, f.Value...)
+		cr.fields[i] = Field{unsafeString(buf[start : start+len(f.Name)]), unsafeString(buf[start+len(f.Name):])}
 	}
 	return cr
 }

@@ -46,3 +46,30 @@ func BenchmarkRunWorkers(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkStreamContext runs stream_context over a 16 MiB file: the scan
+// for the matches, then the second scan for the logs around them (all in
+// one stream: the lines have no _stream). The bytes are those of the file,
+// read twice.
+func BenchmarkStreamContext(b *testing.B) {
+	path := writeGen(b, 7, 16<<20)
+	st, err := os.Stat(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	q, err := query.Parse(`level:error status:500 | stream_context before 2 after 2`, diffNow)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(st.Size())
+	b.ReportAllocs()
+	for b.Loop() {
+		var out rowsSink
+		if _, err := query.Run(context.Background(), q, []string{path}, fileread.Config{}, query.Options{}, &out); err != nil {
+			b.Fatal(err)
+		}
+		if len(out.rows) == 0 {
+			b.Fatal("no rows")
+		}
+	}
+}
