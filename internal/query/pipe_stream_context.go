@@ -22,8 +22,11 @@ import (
 // before it, every log at that very time and the M just after, each
 // sorted by time (ties by their fields, which also decide which of logs
 // of one time are the N or M taken) and without the logs the previous
-// time already wrote; a time that another time fed equals gets only the
-// logs after (or, first of its run, before) it, as in VictoriaLogs. When
+// time already wrote. A log is around a time only if it is strictly
+// between the times fed before and after it, as in VictoriaLogs: so when
+// several logs fed share a time, the first of them gets only the logs
+// before, the last only those after, and the logs at that time are
+// written for none of them. When
 // there are several streams or several such groups, each group is
 // followed by a row {"_time": its last log's time + 1 ns, "_stream_id",
 // "_stream", "_msg": "---"}.
