@@ -74,6 +74,22 @@ const oddNumberLines = `{"_time":"2026-01-02T00:00:01Z","_msg":"a","v":"0x1F","w
 // that share a prefix, bytes VictoriaLogs escapes its own way in the JSON
 // it builds (quicktemplate: < and ' as \u003c and \u0027), two rows alike
 // but for their other fields (a sort without fields tells them apart).
+// streamContextLines are two streams (_stream_fields=app), with two
+// errors of app a at 00:00:10 and b's error a second later (streams whose
+// first matches share a time come in no set order from VictoriaLogs).
+const streamContextLines = `{"_time":"2026-01-02T00:00:01Z","app":"a","level":"info","_msg":"a1"}
+{"_time":"2026-01-02T00:00:05Z","app":"a","level":"info","_msg":"a2"}
+{"_time":"2026-01-02T00:00:10Z","app":"a","level":"error","_msg":"a3 first"}
+{"_time":"2026-01-02T00:00:10Z","app":"a","level":"error","_msg":"a3 second"}
+{"_time":"2026-01-02T00:00:12Z","app":"a","level":"info","_msg":"a4"}
+{"_time":"2026-01-02T00:00:20Z","app":"a","level":"error","_msg":"a5"}
+{"_time":"2026-01-02T00:00:21Z","app":"a","level":"info","_msg":"a6"}
+{"_time":"2026-01-02T02:00:00Z","app":"a","level":"info","_msg":"a7 two hours on"}
+{"_time":"2026-01-02T00:00:05Z","app":"b","level":"info","_msg":"b1"}
+{"_time":"2026-01-02T00:00:11Z","app":"b","level":"error","_msg":"b2"}
+{"_time":"2026-01-02T00:00:30Z","app":"b","level":"info","_msg":"b3"}
+`
+
 const rowPipeLines = `{"_time":"2026-01-02T00:00:22Z","_msg":"\u001b[31mred\u001b[0m v","arr":"[\"x\", null, 1.50, {\"k\" : \"v\\\"\"}, [1, 2], true]","za":"a1","zb":"b1"}
 {"_time":"2026-01-02T00:00:23Z","_msg":"w","arr":"[+1, 1.2.3, -Inf, nan, \"a\\q\\u0041\\ud83d\"]","zb":"b2"}
 {"_time":"2026-01-02T00:00:24Z","_msg":"x","arr":"[1,2,]","za":"a3"}
@@ -529,6 +545,7 @@ func TestVictoriaLogsSelectOracle(t *testing.T) {
 		vlPost(t, base, streams, oracleGenLines(7, []string{"solo"}, "tenanted"), "AccountID", "3", "ProjectID", "4")
 		vlPost(t, base, "", []byte(oddNumberLines), "AccountID", "7", "ProjectID", "0")
 		vlPost(t, base, "", []byte(rowPipeLines), "AccountID", "7", "ProjectID", "1")
+		vlPost(t, base, "_stream_fields=app", []byte(streamContextLines), "AccountID", "7", "ProjectID", "3")
 		vlPost(t, base, "", []byte(syslogLines), "AccountID", "7", "ProjectID", "2")
 	}
 	forceFlush(t, o.vl)
@@ -539,6 +556,7 @@ func TestVictoriaLogsSelectOracle(t *testing.T) {
 	tenant70 := func(r selectReq) selectReq { r.hdr = []string{"AccountID", "7", "ProjectID", "0"}; return r }
 	tenant71 := func(r selectReq) selectReq { r.hdr = []string{"AccountID", "7", "ProjectID", "1"}; return r }
 	tenant72 := func(r selectReq) selectReq { r.hdr = []string{"AccountID", "7", "ProjectID", "2"}; return r }
+	tenant73 := func(r selectReq) selectReq { r.hdr = []string{"AccountID", "7", "ProjectID", "3"}; return r }
 
 	// Every comparison runs twice: on the segments as written (plain,
 	// read line by line), then after a restart has sealed, compressed and
@@ -803,6 +821,17 @@ func TestVictoriaLogsSelectOracle(t *testing.T) {
 				o.check(t, fmt.Sprintf("query/stream-context-%d", i), post("/select/logsql/query", "query", q), sameRows(!strings.Contains(q, "stats"), nil))
 			}
 			o.check(t, "tail/stream-context", get("/select/logsql/tail", "query", `generated | stream_context after 1`), nil)
+			// Matches that share a time, within and across streams, and a
+			// log outside the window.
+			for i, q := range []string{
+				`level:error | stream_context before 1 after 1`,
+				`level:error app:a | stream_context before 2 after 2`,
+				`"a3 first" | stream_context before 5 after 5`,
+				`level:error | stream_context after 10 time_window 3h`,
+				`level:error | stream_context after 10`,
+			} {
+				o.check(t, fmt.Sprintf("query/stream-context-ties-%d", i), tenant73(post("/select/logsql/query", "query", q)), sameRows(true, nil))
+			}
 			// set_stream_fields over stored streams (app, env) and none.
 			for i, q := range []string{
 				`generated | set_stream_fields level, app | fields _time, _stream, _stream_id`,
