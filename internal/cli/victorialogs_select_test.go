@@ -82,6 +82,7 @@ const streamContextLines = `{"_time":"2026-01-02T00:00:01Z","app":"a","level":"i
 {"_time":"2026-01-02T00:00:10Z","app":"a","level":"error","_msg":"a3 first"}
 {"_time":"2026-01-02T00:00:10Z","app":"a","level":"error","_msg":"a3 second"}
 {"_time":"2026-01-02T00:00:12Z","app":"a","level":"info","_msg":"a4"}
+{"_time":"2026-01-02T00:00:12.500Z","app":"a","level":"info","_msg":"a4 half"}
 {"_time":"2026-01-02T00:00:20Z","app":"a","level":"error","_msg":"a5"}
 {"_time":"2026-01-02T00:00:21Z","app":"a","level":"info","_msg":"a6"}
 {"_time":"2026-01-02T02:00:00Z","app":"a","level":"info","_msg":"a7 two hours on"}
@@ -803,6 +804,17 @@ func TestVictoriaLogsSelectOracle(t *testing.T) {
 				o.check(t, fmt.Sprintf("query/generate-sequence-%d", i), post("/select/logsql/query", "query", q), sameRows(false, nil))
 			}
 			o.check(t, "query/generate-sequence-limit", get("/select/logsql/query", "query", `* | generate_sequence 10`, "limit", "3"), sameRows(false, nil))
+			// options(global_filter=(...)): the query and its subqueries
+			// without options of their own match it too.
+			for i, q := range []string{
+				`options(global_filter=(level:error)) * | stats by (service) count() n`,
+				`options(global_filter=(app:web)) generated | stats by (app, env) count() n`,
+				`options(global_filter=(level:error)) service:in(level:error or level:warn | fields service) | stats count() n`,
+				`options(global_filter=(level:error)) * | filter level:info | stats count() n`,
+				`options(global_filter=(level:warn or status:>=500), concurrency=1) * | stats by (level) count() n`,
+			} {
+				o.check(t, fmt.Sprintf("query/global-filter-%d", i), post("/select/logsql/query", "query", q), sameRows(false, nil))
+			}
 			// stream_context over the stored streams (app, env): the logs
 			// around each match, in VictoriaLogs' order, with its "---"
 			// rows between groups; and its refusals.
@@ -829,6 +841,11 @@ func TestVictoriaLogsSelectOracle(t *testing.T) {
 				`"a3 first" | stream_context before 5 after 5`,
 				`level:error | stream_context after 10 time_window 3h`,
 				`level:error | stream_context after 10`,
+				// The window's end on a whole second (00:00:12) takes in
+				// that second (a4 half), as VictoriaLogs' re-read does.
+				`"a3 first" | stream_context after 5 time_window 2s`,
+				`level:error | stream_context before 1 after 1 time_window -1h`,
+				`level:error | stream_context before 0.5 after 1.5`,
 			} {
 				o.check(t, fmt.Sprintf("query/stream-context-ties-%d", i), tenant73(post("/select/logsql/query", "query", q)), sameRows(true, nil))
 			}

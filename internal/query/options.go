@@ -17,13 +17,17 @@ import (
 //     AddTimeFilter passes it by.
 //   - AllowPartialResponse, when set, overrides spate serve
 //     --allow-partial for the query.
+//   - GlobalFilter, "global_filter=(FILTER)", must match too: the query
+//     and its subqueries without options of their own run with the filter
+//     "GlobalFilter AND their filter" (not the filter pipes).
 //
-// time_offset and global_filter are refused by name.
+// time_offset is refused by name.
 type QueryOptions struct {
 	Concurrency            int
 	ParallelReaders        int
 	IgnoreGlobalTimeFilter *bool
 	AllowPartialResponse   *bool
+	GlobalFilter           Filter
 }
 
 // EffectiveOptions returns the options in effect for q: its own, else
@@ -50,7 +54,19 @@ func (o *QueryOptions) String() string {
 	if o.AllowPartialResponse != nil {
 		a = append(a, "allow_partial_response="+strconv.FormatBool(*o.AllowPartialResponse))
 	}
+	if o.GlobalFilter != nil {
+		a = append(a, "global_filter=("+o.GlobalFilter.String()+")")
+	}
 	return "options(" + strings.Join(a, ", ") + ")"
+}
+
+// finalFilter returns the filter q runs with: its own, after the global
+// filter of its options, if any.
+func (q *Query) finalFilter() Filter {
+	if o := q.EffectiveOptions(); o != nil && o.GlobalFilter != nil {
+		return &FilterAnd{Filters: []Filter{o.GlobalFilter, q.Filter}}
+	}
+	return q.Filter
 }
 
 // parseOptionsPrefix parses a query's "options(...)" prefix if it has one.
@@ -76,17 +92,34 @@ func (p *parser) parseQueryOptions() (*QueryOptions, error) {
 			return nil, err
 		}
 		switch name {
-		case "concurrency", "parallel_readers", "ignore_global_time_filter", "allow_partial_response":
-		case "time_offset", "global_filter":
+		case "concurrency", "parallel_readers", "ignore_global_time_filter", "allow_partial_response", "global_filter":
+		case "time_offset":
 			return nil, p.errorf(pos, "query option %q is not supported by spate", name)
 		default:
-			return nil, p.errorf(pos, "unknown query option %q; want concurrency, parallel_readers, ignore_global_time_filter or allow_partial_response", name)
+			return nil, p.errorf(pos, "unknown query option %q; want concurrency, parallel_readers, ignore_global_time_filter, allow_partial_response or global_filter", name)
 		}
 		if !p.isPunct("=") {
 			return nil, p.errorf(p.cur().pos, "missing '=' after option %q; got %s", name, p.describe())
 		}
 		p.next()
 		vpos := p.cur().pos
+		if name == "global_filter" {
+			sq, err := p.parseSubquery("global_filter")
+			if err != nil {
+				return nil, err
+			}
+			switch {
+			case len(sq.Pipes) > 0:
+				return nil, p.errorf(vpos, "global_filter in options(...) takes a filter, not pipes: global_filter=(%s)", sq)
+			case sq.HasSubqueries():
+				return nil, p.errorf(vpos, "a subquery in global_filter is not supported by spate")
+			}
+			o.GlobalFilter = sq.Filter
+			if err := p.endOption(); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		v, err := p.compound(stopsGeneric, "value of option "+name)
 		if err != nil {
 			return nil, err
@@ -113,12 +146,20 @@ func (p *parser) parseQueryOptions() (*QueryOptions, error) {
 				o.AllowPartialResponse = &b
 			}
 		}
-		if p.isPunct(",") {
-			p.next()
-		} else if !p.isPunct(")") {
-			return nil, p.errorf(p.cur().pos, "missing ',' or ')' in options(...); got %s", p.describe())
+		if err := p.endOption(); err != nil {
+			return nil, err
 		}
 	}
 	p.next()
 	return o, nil
+}
+
+// endOption passes the ',' after an option, or checks that ')' follows.
+func (p *parser) endOption() error {
+	if p.isPunct(",") {
+		p.next()
+	} else if !p.isPunct(")") {
+		return p.errorf(p.cur().pos, "missing ',' or ')' in options(...); got %s", p.describe())
+	}
+	return nil
 }

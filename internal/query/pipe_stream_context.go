@@ -81,10 +81,19 @@ func (p *parser) parseStreamContextPipe(_ string) (Pipe, error) {
 	for p.isKw("before") || p.isKw("after") {
 		kw := strings.ToLower(p.cur().text)
 		p.next()
-		n, err := p.parseCount(kw)
+		// A number as VictoriaLogs reads it, its fraction dropped: 1.5
+		// is 1, 1K is 1000.
+		pos := p.cur().pos
+		s, err := p.compound(stopsGeneric, "number after '"+kw+"'")
 		if err != nil {
 			return nil, err
 		}
+		f, ok := parseNumberLit(s)
+		if !ok || f < 0 || f > math.MaxInt64/2 || math.IsNaN(f) {
+			return nil, p.errorHint(pos, fmt.Sprintf("%s takes a non-negative number of logs such as 10", kw),
+				"cannot parse %q as the number for '%s'", s, kw)
+		}
+		n := int64(f)
 		if kw == "before" {
 			pc.Before = n
 		} else {
@@ -348,17 +357,35 @@ type contextStream struct {
 
 func (s *streamContextProc) newContextStream(id string, times []int64) *contextStream {
 	slices.Sort(times)
-	st := &contextStream{id: id, times: times, lo: times[0], hi: times[len(times)-1], ctxs: make([]timeContext, len(times))}
-	if s.p.Before > 0 {
-		st.lo = satAdd(st.lo, -s.p.Window)
-	}
-	if s.p.After > 0 {
-		st.hi = satAdd(st.hi, s.p.Window)
-	}
+	st := &contextStream{id: id, times: times, ctxs: make([]timeContext, len(times))}
+	st.lo, st.hi = contextRange(s.p, times[0], times[len(times)-1])
 	for i, t := range times {
 		st.ctxs[i].at = t
 	}
 	return st
+}
+
+// contextRange returns the range of times around first and last (the
+// first and last times fed of a stream) whose logs stream_context reads,
+// as VictoriaLogs gives it: Window before first (with Before) and after
+// last (with After); an end on a whole second takes in that whole second,
+// as the "_time:[start, end]" filter VictoriaLogs reads them with does;
+// a negative Window is no bound at all.
+func contextRange(p *PipeStreamContext, first, last int64) (lo, hi int64) {
+	if p.Window < 0 {
+		return math.MinInt64, math.MaxInt64
+	}
+	lo, hi = first, last
+	if p.Before > 0 {
+		lo = satAdd(lo, -p.Window)
+	}
+	if p.After > 0 {
+		hi = satAdd(hi, p.Window)
+	}
+	if hi%1e9 == 0 && hi < math.MaxInt64-1e9 {
+		hi += 1e9 - 1
+	}
+	return lo, hi
 }
 
 // collect reads the logs of the streams within their time ranges again,
@@ -373,7 +400,11 @@ func (s *streamContextProc) collect(streams []*contextStream) error {
 		ids[i] = quoteToken(st.id)
 		lo, hi = min(lo, st.lo), max(hi, st.hi)
 	}
-	q, err := Parse(fmt.Sprintf("_stream_id:in(%s) _time:[%s, %s]", strings.Join(ids, ", "), timeparse.AppendRFC3339(nil, lo), timeparse.AppendRFC3339(nil, hi)), s.pl.opts.Now)
+	text := "_stream_id:in(" + strings.Join(ids, ", ") + ")"
+	if lo != math.MinInt64 || hi != math.MaxInt64 {
+		text += fmt.Sprintf(" _time:[%s, %s]", timeparse.AppendRFC3339(nil, lo), timeparse.AppendRFC3339(nil, hi))
+	}
+	q, err := Parse(text, s.pl.opts.Now)
 	if err != nil {
 		return fmt.Errorf("stream_context: %w", err)
 	}

@@ -193,6 +193,13 @@ func newPlan(q *Query, opts Options) (*plan, error) {
 	if err := checkStreamContext(q); err != nil {
 		return nil, err
 	}
+	if f := q.finalFilter(); f != q.Filter {
+		// The options' global filter, for the plan's every use of the
+		// filter (needs, literals, time range, shortcuts).
+		g := *q
+		g.Filter = f
+		q = &g
+	}
 	q = fuseSortLimit(q)
 	forEachFilter(q, func(f Filter) {
 		if sf, ok := f.(*FilterStreamID); ok {

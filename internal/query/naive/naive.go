@@ -137,9 +137,13 @@ func runRows(q *query.Query, logs []row, opts Options) ([]row, error) {
 	ev := &evaluator{opts: opts, regexps: make(map[string]*regexp.Regexp), logs: logs}
 	ev.timeMin, ev.timeMax, ev.hasTimeRange = topLevelTimeRange(q.Filter)
 
+	filter := q.Filter
+	if o := q.EffectiveOptions(); o != nil && o.GlobalFilter != nil {
+		filter = &query.FilterAnd{Filters: []query.Filter{o.GlobalFilter, q.Filter}}
+	}
 	var rows []row
 	for _, r := range logs {
-		if ev.match(q.Filter, r) {
+		if ev.match(filter, r) {
 			rows = append(rows, r.clone())
 		}
 		if ev.err != nil {

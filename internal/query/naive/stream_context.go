@@ -2,6 +2,7 @@ package naive
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"time"
@@ -98,12 +99,20 @@ func (ev *evaluator) streamContext(p *query.PipeStreamContext, rows []row) ([]ro
 	var out []row
 	for _, id := range ids {
 		times := byStream[id]
+		// Window before the first and after the last time; an end on a
+		// whole second takes in that second; a negative window, no bound.
 		lo, hi := times[0], times[len(times)-1]
 		if p.Before > 0 {
 			lo -= p.Window
 		}
 		if p.After > 0 {
 			hi += p.Window
+		}
+		if hi%1e9 == 0 {
+			hi += 1e9 - 1
+		}
+		if p.Window < 0 {
+			lo, hi = math.MinInt64, math.MaxInt64
 		}
 		var logs []ctxRow
 		for _, l := range ev.logs {
