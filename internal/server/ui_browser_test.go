@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -210,6 +211,25 @@ func TestUIBrowser(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(raw), "\n")
 	if qv != "level:=error" || len(lines) != 30 || !strings.Contains(lines[0], `"level":"error"`) {
 		t.Errorf("shared URL: query %q, %d raw lines: %.200s", qv, len(lines), raw)
+	}
+
+	// A row's details offer its context: the logs around it in its
+	// stream (stream_context), as the API gives them.
+	steps(t, ctx,
+		chromedp.Navigate(page(url.Values{"q": {`"request 60 served"`}, "range": {"abs"}, "start": {start}, "end": {end}})),
+		done,
+		until(`document.getElementById("cancel").disabled`),
+		chromedp.Click(chromedp.CSS(`tr[data-row="0"] td.x button`)),
+		chromedp.Click(chromedp.CSS(`tr.detail button.context`)),
+		until(`document.getElementById("q").value.includes("stream_context")`),
+		done,
+		until(`document.getElementById("cancel").disabled`),
+	)
+	cq := str(`document.getElementById("q").value`)
+	around := strs(`[...document.querySelectorAll('td[data-field="_msg"]')].map(td => td.textContent)`)
+	apiAround := apiRows(t, ts.URL, url.Values{"query": {cq}, "start": {start}, "end": {end}, "limit": {"1000"}})
+	if len(around) != 21 || len(apiAround) != 21 || !slices.Contains(around, "request 60 served") || !slices.Contains(around, "request 30 served") || slices.Contains(around, "request 61 served") {
+		t.Errorf("context of row 60: query %q, the page shows %d rows %q, the API %d", cq, len(around), around, len(apiAround))
 	}
 
 	// Dragging across the histogram zooms into that range: the query

@@ -284,9 +284,23 @@ function toggleDetail(tr, r, btn) {
     dd.addEventListener("keydown", (e) => { if (e.key === "Enter") addFilter(k, r[k]); });
     dl.append(el("dt", { text: k }), dd);
   }
-  tr.after(el("tr", { class: "detail" }, el("td", { colspan: String(columns.length + 1) }, dl)));
+  const td = el("td", { colspan: String(columns.length + 1) }, dl);
+  if (r._stream_id && r._time) {
+    const ctx = el("button", { type: "button", class: "context", text: "Show context",
+      title: "The 10 logs before and after this one in its stream (stream_context)" });
+    ctx.addEventListener("click", () => showContext(r));
+    td.append(ctx);
+  }
+  tr.after(el("tr", { class: "detail" }, td));
   btn.setAttribute("aria-expanded", "true");
   btn.textContent = "▾";
+}
+
+// showContext replaces the query with one for the logs around row r in
+// its stream: stream_context reads them whatever the time range.
+function showContext(r) {
+  $("q").value = `_stream_id:${r._stream_id} ${filterFor("_time", r._time)} | stream_context before 10 after 10`;
+  run(true);
 }
 
 // filterFor returns the LogsQL filter that matches field = value exactly.
