@@ -69,10 +69,16 @@ type cachedStream struct {
 	json, text []byte
 }
 
-// maxStreamCacheBytes bounds the keys and values RowWriter.streams holds
-// (about 250 streams of three short fields), so that a server with many
-// syslog connections keeps a few tens of KiB per connection at most.
+// maxStreamCacheBytes bounds what RowWriter.streams holds, its entries'
+// bytes and overhead (about 200 streams of three short fields), so that a
+// server with many syslog connections keeps about 64 KiB per connection
+// at most (the map's buckets, kept when it is emptied, add to that).
 const maxStreamCacheBytes = 64 << 10
+
+// streamEntryOverhead is about what a RowWriter.streams entry costs
+// beyond its bytes: the map slot, the string and slice headers and the
+// allocations' rounding.
+const streamEntryOverhead = 112
 
 // Append appends r as one NDJSON line (with its '\n'): _time first when
 // set, then _stream and _stream_id when r.Stream >= 0 (as VictoriaLogs
@@ -178,7 +184,7 @@ func (w *RowWriter) streamFields(fs []Field) []byte {
 	clear(tags)
 	w.tags = tags[:0]
 	w.streamJSON = out
-	size := len(key) + len(out) + len(w.text)
+	size := len(key) + len(out) + len(w.text) + streamEntryOverhead
 	if w.streamsBytes+size > maxStreamCacheBytes {
 		clear(w.streams)
 		w.streamsBytes = 0

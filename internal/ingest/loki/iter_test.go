@@ -165,3 +165,46 @@ func FuzzAppendIter(f *testing.F) {
 		checkAppendIter(t, Options{ParseMessage: true, MessageFieldsPrefix: "x."}, m)
 	})
 }
+
+// TestAppendIterReuse: one rowsState (one Iter, whose key predictions and
+// caches carry over, as in Rows) over generated lines interleaved with
+// random objects and objects with escaped keys gives the tree's fields
+// for every message it takes.
+func TestAppendIterReuse(t *testing.T) {
+	var logs bytes.Buffer
+	if _, err := gen.Write(context.Background(), &logs, gen.Config{Size: 2 << 20, Seed: 9}); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(6, 6))
+	st := &rowsState{o: Options{ParseMessage: true}}
+	took, n := 0, 0
+	for line := range strings.SplitSeq(strings.TrimSpace(logs.String()), "\n") {
+		msgs := []string{line}
+		switch rng.IntN(4) {
+		case 0:
+			var b strings.Builder
+			b.WriteString(`{"k":`)
+			randJSON(&b, rng, 1)
+			b.WriteString(`}`)
+			msgs = append(msgs, b.String())
+		case 1:
+			msgs = append(msgs, strings.Replace(line, `"level"`, `"lev\u0065l"`, 1))
+		}
+		for _, m := range msgs {
+			n++
+			st.buf = st.buf[:0]
+			got, ok := st.appendIter(nil, m)
+			if !ok {
+				continue
+			}
+			took++
+			want, wantOK := treeFields(&rowsState{o: st.o}, m)
+			if !wantOK || fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("message %d %q:\n iter %v\n tree %v", n, m, got, want)
+			}
+		}
+	}
+	if took < n/2 {
+		t.Errorf("appendIter took %d of %d messages", took, n)
+	}
+}

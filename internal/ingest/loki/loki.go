@@ -209,6 +209,7 @@ func putRowsState(st *rowsState) {
 	st.fields = st.fields[:0]
 	st.row = ingest.Row{}
 	st.tree.s = ""
+	st.it.Reset(nil)
 	st.o = Options{}
 	rowsStatePool.Put(st)
 }

@@ -34,12 +34,8 @@ func Snappy(dst, body []byte, maxBytes int) ([]byte, error) {
 	if maxBytes > 0 && n > maxBytes {
 		return nil, fmt.Errorf("too big data size %d exceeding %d bytes", n, maxBytes)
 	}
-	// DecodedLen takes a length varint of any size; DecodeStrict at most
-	// 5 bytes, as golang/snappy.
+	// The length varint, which DecodedLen has read (at most 5 bytes).
 	_, k := binary.Uvarint(body)
-	if k > 5 {
-		return nil, fmt.Errorf("cannot decompress snappy block: %w", snappy.ErrCorrupt)
-	}
 	body = body[k:]
 	if n <= cap(dst) {
 		dst = dst[:n]

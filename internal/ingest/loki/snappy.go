@@ -57,7 +57,7 @@ func decodeSnappyBlock(dst, src []byte) bool {
 				x = int(src[s-4]) | int(src[s-3])<<8 | int(src[s-2])<<16 | int(src[s-1])<<24
 			}
 			length = x + 1
-			if length > len(dst)-d || length > len(src)-s {
+			if length <= 0 || length > len(dst)-d || length > len(src)-s { // <= 0: a 32-bit int overflowed
 				return false
 			}
 			if length <= 16 && len(src)-s >= 16 && len(dst)-d >= 16 {
