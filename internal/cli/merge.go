@@ -23,10 +23,8 @@ const defaultMergeWindow = 1000
 // its first limit or offset must work row by row and keep _time.
 func checkMerge(q *query.Query) error {
 	pre, _ := splitAtLimit(q)
-	for _, p := range q.Pipes {
-		if _, ok := p.(*query.PipeStreamContext); ok {
-			return usagef("--merge runs the query on each input alone, and stream_context reads every input again for the logs around those it is fed: run it without --merge (its answer is in _time order already)")
-		}
+	if hasStreamContext(q) {
+		return usagef("--merge runs the query on each input alone, and stream_context reads every input again for the logs around those it is fed: run it without --merge (its answer is in _time order already)")
 	}
 	if p := firstNeedingAll(pre); p != nil {
 		return usagef("--merge interleaves rows by _time, and the query's %s pipe needs all of its input (its result does not depend on the order of the inputs): run it without --merge", pipeName(p))

@@ -367,6 +367,9 @@ func runQuery(ctx context.Context, opts queryOptions, text string, args []string
 			format = "table"
 		}
 	}
+	if opts.every > 0 && hasStreamContext(q) {
+		return usagef("--every prints a result while reading, and stream_context reads every input again for each: run it without --every")
+	}
 	if opts.every < 0 {
 		return usagef("invalid --every %s: want a positive duration such as 5s", opts.every)
 	}
@@ -514,6 +517,36 @@ func runQuery(ctx context.Context, opts queryOptions, text string, args []string
 	if store.Snapshots() > 0 && !opts.noIndex {
 		qopts.Index = store.Index
 	}
+	if store.Snapshots() > 0 && hasStreamContext(q) {
+		// stream_context reads the logs around its matches again: from
+		// the segments that query's time range selects, not this one's.
+		qopts.Rerun = func(sq *query.Query, sink query.Sink) error {
+			rs, err := storescan.New(tenant, sq, opts.timeField == "")
+			if err != nil {
+				return err
+			}
+			defer rs.Close()
+			names, _, err := expandInputs(args, rs)
+			if err != nil {
+				return err
+			}
+			sn, err := sniffInputs(names, inputFormat, opts.binary, rs, io.Discard)
+			if err != nil {
+				return err
+			}
+			o := qopts
+			o.Rerun, o.Progress, o.Every, o.SnapshotDone = nil, nil, 0, nil
+			o.InputFormats, o.StoreFields, o.Unordered = sn.formats, len(sn.names) > 0 && rs.Holds(sn.names), true
+			o.Index = nil
+			if !opts.noIndex {
+				o.Index = rs.Index
+			}
+			c := cfg
+			c.Open = rs.Open
+			_, err = query.Run(ctx, sq, sn.names, c, o, sink)
+			return err
+		}
+	}
 	if store.Snapshots() > 0 {
 		// Sealed segments decode one block after another: read several at
 		// once (queries with stats, sort and the like; rows stay in order).
@@ -626,10 +659,8 @@ func runQuery(ctx context.Context, opts queryOptions, text string, args []string
 // second), writing their lines into the returned pipe until ctx ends or
 // stop is called; stop returns the follower's error.
 func startFollow(ctx context.Context, opts queryOptions, q *query.Query, args []string, store *storescan.Inputs, stderr io.Writer) (*io.PipeReader, func() error, error) {
-	for _, p := range q.Pipes {
-		if _, ok := p.(*query.PipeStreamContext); ok {
-			return nil, nil, usagef("-f reads lines as they come, and stream_context reads the files again for the logs around those it is fed: run it without -f")
-		}
+	if hasStreamContext(q) {
+		return nil, nil, usagef("-f reads lines as they come, and stream_context reads the files again for the logs around those it is fed: run it without -f")
 	}
 	if p := firstNeedingAll(q.Pipes); p != nil && opts.every == 0 {
 		return nil, nil, usagef("-f prints rows as they come, and the query's %s pipe needs all of its input before it answers: add --every 5s to print its result so far every 5 seconds, or run it without -f", pipeName(p))
@@ -938,6 +969,13 @@ func firstNeedingAll(pipes []query.Pipe) query.Pipe {
 }
 
 func needsAllInput(q *query.Query) bool { return firstNeedingAll(q.Pipes) != nil }
+
+func hasStreamContext(q *query.Query) bool {
+	return slices.ContainsFunc(q.Pipes, func(p query.Pipe) bool {
+		_, ok := p.(*query.PipeStreamContext)
+		return ok
+	})
+}
 
 // snapshotSink prints the snapshots of --every, each with a printer of its
 // own: on a terminal it clears the screen and draws each snapshot under a

@@ -253,7 +253,7 @@ func (s *streamContextProc) flush() error {
 				row.Fields = append(row.Fields[:0],
 					Field{"_time", string(timeparse.AppendRFC3339(nil, last.time+1))},
 					Field{"_stream_id", st.id},
-					Field{"_stream", fieldOf(last.fields, "_stream")},
+					Field{"_stream", cmp.Or(fieldOf(last.fields, "_stream"), "{}")},
 					Field{"_msg", "---"})
 				row.Time, row.HasTime = last.time+1, true
 				if err := s.next.push(&row); err != nil {

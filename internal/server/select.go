@@ -531,6 +531,13 @@ func (s *Server) runSnapshotOpts(ctx context.Context, a *selectArgs, q *query.Qu
 		// in parallel whatever the query.
 		Unordered: true,
 		Index:     in.Index,
+		// stream_context reads the logs around its matches again: from a
+		// snapshot of its own, chosen by that query's time range, not
+		// this one's.
+		Rerun: func(sq *query.Query, sink query.Sink) error {
+			_, err := s.run(ctx, a, sq, sink)
+			return err
+		},
 	}
 	if set != nil {
 		set(&opts)

@@ -686,3 +686,27 @@ func TestSelectApproximate(t *testing.T) {
 		t.Errorf("an exact count says %s %q", approxHeader, got)
 	}
 }
+
+// TestStreamContextAcrossSegments: the logs around a match come from
+// segments that the request's time range leaves out (the day before),
+// as VictoriaLogs reads them whatever that range; over --select-peers
+// too.
+func TestStreamContextAcrossSegments(t *testing.T) {
+	body := `{"_time":"2024-01-01T23:59:50Z","app":"a","_msg":"one"}
+{"_time":"2024-01-01T23:59:55Z","app":"a","_msg":"two"}
+{"_time":"2024-01-02T00:00:05Z","app":"a","_msg":"three error"}
+{"_time":"2024-01-02T00:00:08Z","app":"a","_msg":"four"}
+`
+	_, node := newTestServer(t, Config{})
+	if r := post(t, node.URL+"/insert/jsonline?_stream_fields=app", []byte(body)); r.code != 200 {
+		t.Fatalf("ingest: %d", r.code)
+	}
+	_, front := newTestServer(t, Config{SelectPeers: []string{node.URL}})
+	for _, base := range []string{node.URL, front.URL} {
+		code, got := get(t, base, "/select/logsql/query", q("query", `error | stream_context before 5 after 5 | fields _msg`,
+			"start", "2024-01-02T00:00:00Z", "end", "2024-01-02T01:00:00Z"), true)
+		if code != 200 || strings.Count(got, "\n") != 4 || !strings.Contains(got, `"one"`) {
+			t.Errorf("%s: %d %q", base, code, got)
+		}
+	}
+}

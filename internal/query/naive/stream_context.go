@@ -169,7 +169,7 @@ func (ev *evaluator) streamContext(p *query.PipeStreamContext, rows []row) ([]ro
 				d := row{}
 				d.set("_time", time.Unix(0, end.t+1).UTC().Format(time.RFC3339Nano))
 				d.set("_stream_id", id)
-				d.set("_stream", end.r["_stream"])
+				d.set("_stream", streamOf(end.r))
 				d.set("_msg", "---")
 				out = append(out, d)
 			}
