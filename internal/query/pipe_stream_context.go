@@ -377,10 +377,10 @@ func contextRange(p *PipeStreamContext, first, last int64) (lo, hi int64) {
 	}
 	lo, hi = first, last
 	if p.Before > 0 {
-		lo = satAdd(lo, -p.Window)
+		lo = addNoOverflow(lo, -p.Window)
 	}
 	if p.After > 0 {
-		hi = satAdd(hi, p.Window)
+		hi = addNoOverflow(hi, p.Window)
 	}
 	if hi%1e9 == 0 && hi < math.MaxInt64-1e9 {
 		hi += 1e9 - 1
@@ -529,18 +529,6 @@ func keepNearest(rows []*contextRow, n int, cr *contextRow, nearer func(a, b *co
 	copy(rows[i+1:], rows[i:len(rows)-1])
 	rows[i] = cr
 	return rows, true, dropped
-}
-
-// satAdd returns a+b, clamped to the int64 range.
-func satAdd(a, b int64) int64 {
-	s := a + b
-	switch {
-	case b > 0 && s < a:
-		return math.MaxInt64
-	case b < 0 && s > a:
-		return math.MinInt64
-	}
-	return s
 }
 
 // fieldOf returns the value of the field name in fs, "" if absent.
