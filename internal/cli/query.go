@@ -184,9 +184,8 @@ contains_any(...), contains_all(...) and _stream_id:in(...) run QUERY
 over the same inputs first (rows({...}) writes rows out instead). A
 subquery reads the inputs again, so it cannot run over stdin or with -f.
 A query may start with options(concurrency=N, parallel_readers=N,
-ignore_global_time_filter=true, global_filter=(FILTER)). Anything else is
-refused by name
-(block_stats, value_type, options(time_offset=...), ...).
+ignore_global_time_filter=true, global_filter=(FILTER), time_offset=1d).
+Anything else is refused by name (block_stats, value_type, ...).
 
 -f follows the files as tail -F does: it starts with the last --tail lines
 of each, reads on as they grow, through rotation by rename and create and

@@ -815,6 +815,21 @@ func TestVictoriaLogsSelectOracle(t *testing.T) {
 			} {
 				o.check(t, fmt.Sprintf("query/global-filter-%d", i), post("/select/logsql/query", "query", q), sameRows(false, nil))
 			}
+			// options(time_offset=D): time filters and the request's range
+			// select logs D earlier, and their _time reaches the pipes D
+			// later.
+			for i, q := range []string{
+				`options(time_offset=1d) _time:[2026-01-03T00:00:00Z, 2026-01-04T00:00:00Z) | stats count() n`,
+				`options(time_offset=1h) * | stats by (_time:1d) count() n`,
+				`options(time_offset=2h30m) level:error | fields _time, _msg`,
+				`options(time_offset=1h) _time:day_range[10:00, 12:00) | stats count() n`,
+				`options(time_offset=-1d) _time:<2026-01-02T00:00:00Z | stats by (level) count() n, min(_time) t`,
+				`options(time_offset=1d) level:error | join by (service) (_time:>=2026-01-03T00:00:00Z | stats by (service) count() c) | stats by (service, c) count() n`,
+			} {
+				o.check(t, fmt.Sprintf("query/time-offset-%d", i), post("/select/logsql/query", "query", q), sameRows(false, nil))
+			}
+			o.check(t, "query/time-offset-range", post("/select/logsql/query", "query", `options(time_offset=1d) * | stats count() n, min(_time) a, max(_time) b`,
+				"start", "2026-01-03T00:00:00Z", "end", "2026-01-03T12:00:00Z"), sameRows(false, nil))
 			// stream_context over the stored streams (app, env): the logs
 			// around each match, in VictoriaLogs' order, with its "---"
 			// rows between groups; and its refusals.

@@ -26,7 +26,7 @@ func (q *Query) AddTimeFilter(start, end int64) {
 	f := &FilterTime{Min: start, Max: end, Text: text}
 	q.visitQueries(func(q *Query) {
 		if o := q.EffectiveOptions(); o == nil || o.IgnoreGlobalTimeFilter == nil || !*o.IgnoreGlobalTimeFilter {
-			q.addFilter(f)
+			q.addFilter(shiftTimeFilters(f, q.timeOffset()))
 		}
 	})
 }

@@ -122,7 +122,7 @@ func isTimeBucket(b ByField) bool { return b.Name == "_time" && b.BucketNs > 0 }
 // blooms describe the rows the query sees.
 func (p *plan) defaultReading() bool {
 	o := &p.opts
-	return o.MsgField == "" && o.TimeField == "" && o.TimeFormat == (timeparse.Layout{}) &&
+	return p.timeOffset == 0 && o.MsgField == "" && o.TimeField == "" && o.TimeFormat == (timeparse.Layout{}) &&
 		!slices.ContainsFunc(o.InputFormats, func(f InputFormat) bool { return f.Kind != FormatJSON })
 }
 

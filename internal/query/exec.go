@@ -13,6 +13,7 @@ import (
 
 	"github.com/spate-io/spate/internal/bytesutil"
 	"github.com/spate-io/spate/internal/fileread"
+	"github.com/spate-io/spate/internal/timeparse"
 )
 
 // Sink receives result rows in their final order, from one goroutine at a
@@ -325,7 +326,7 @@ func newExecutor(p *plan, cfg fileread.Config, sink Sink) (*executor, error) {
 			}
 			tail = w.barrier
 		}
-		if w.head, err = buildChain(p, p.pre, tail); err != nil {
+		if w.head, err = headChain(p, tail); err != nil {
 			return nil, err
 		}
 		e.workers[i] = w
@@ -412,7 +413,7 @@ func (e *executor) collect() error {
 		if err != nil {
 			return err
 		}
-		if w.head, err = buildChain(e.p, e.p.pre, m); err != nil {
+		if w.head, err = headChain(e.p, m); err != nil {
 			return err
 		}
 		w.barrier = m
@@ -442,6 +443,36 @@ func (e *executor) snapshot() error {
 
 // buildChain makes processors for pipes, each feeding the next, the last
 // feeding tail.
+// headChain builds a worker's pipes before the barrier, feeding tail,
+// after a timeShiftProc when the query has a time_offset.
+func headChain(p *plan, tail processor) (processor, error) {
+	head, err := buildChain(p, p.pre, tail)
+	if err != nil || p.timeOffset == 0 {
+		return head, err
+	}
+	return &timeShiftProc{off: p.timeOffset, next: head}, nil
+}
+
+// timeShiftProc adds a query's time_offset to the _time of each row that
+// passed its filter, before its pipes see it. The _time text it sets is
+// valid until the next push.
+type timeShiftProc struct {
+	off  int64
+	buf  []byte
+	next processor
+}
+
+func (s *timeShiftProc) push(r *Row) error {
+	if t, ok := rowTime(r); ok {
+		r.Time, r.HasTime = addNoOverflow(t, s.off), true
+		s.buf = timeparse.AppendRFC3339(s.buf[:0], r.Time)
+		r.Set("_time", unsafeString(s.buf))
+	}
+	return s.next.push(r)
+}
+
+func (s *timeShiftProc) flush() error { return s.next.flush() }
+
 func buildChain(p *plan, pipes []Pipe, tail processor) (processor, error) {
 	next := tail
 	for i := len(pipes) - 1; i >= 0; i-- {

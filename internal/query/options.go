@@ -20,14 +20,67 @@ import (
 //   - GlobalFilter, "global_filter=(FILTER)", must match too: the query
 //     and its subqueries without options of their own run with the filter
 //     "GlobalFilter AND their filter" (not the filter pipes).
-//
-// time_offset is refused by name.
+//   - TimeOffset, "time_offset=1h" (nanoseconds, as written in
+//     TimeOffsetText), moves the query into the past: the time filters of
+//     its filter (not of its filter pipes) and the request's time range
+//     select logs TimeOffset earlier, and the logs that pass it reach the
+//     pipes (and the answer) with TimeOffset added to their _time.
 type QueryOptions struct {
 	Concurrency            int
 	ParallelReaders        int
 	IgnoreGlobalTimeFilter *bool
 	AllowPartialResponse   *bool
 	GlobalFilter           Filter
+	TimeOffset             int64
+	TimeOffsetText         string
+}
+
+// timeOffset returns the time_offset in effect for q, 0 for none.
+func (q *Query) timeOffset() int64 {
+	if o := q.EffectiveOptions(); o != nil {
+		return o.TimeOffset
+	}
+	return 0
+}
+
+// shiftTimeFilters returns f with its time filters (at any depth of AND,
+// OR and NOT, not inside subqueries) moved off earlier: _time:[a, b]
+// selects [a-off, b-off], a day or week range's offset grows by off. The
+// copies keep their text, so the query prints as written. f itself is not
+// changed.
+func shiftTimeFilters(f Filter, off int64) Filter {
+	if off == 0 {
+		return f
+	}
+	switch t := f.(type) {
+	case *FilterTime:
+		c := *t
+		c.Min, c.Max = addNoOverflow(t.Min, -off), addNoOverflow(t.Max, -off)
+		return &c
+	case *FilterDayRange:
+		c := *t
+		c.Offset = addNoOverflow(t.Offset, off)
+		return &c
+	case *FilterWeekRange:
+		c := *t
+		c.Offset = addNoOverflow(t.Offset, off)
+		return &c
+	case *FilterAnd:
+		c := &FilterAnd{Filters: make([]Filter, len(t.Filters))}
+		for i, x := range t.Filters {
+			c.Filters[i] = shiftTimeFilters(x, off)
+		}
+		return c
+	case *FilterOr:
+		c := &FilterOr{Filters: make([]Filter, len(t.Filters))}
+		for i, x := range t.Filters {
+			c.Filters[i] = shiftTimeFilters(x, off)
+		}
+		return c
+	case *FilterNot:
+		return &FilterNot{Filter: shiftTimeFilters(t.Filter, off)}
+	}
+	return f
 }
 
 // EffectiveOptions returns the options in effect for q: its own, else
@@ -53,6 +106,9 @@ func (o *QueryOptions) String() string {
 	}
 	if o.AllowPartialResponse != nil {
 		a = append(a, "allow_partial_response="+strconv.FormatBool(*o.AllowPartialResponse))
+	}
+	if o.TimeOffsetText != "" {
+		a = append(a, "time_offset="+o.TimeOffsetText)
 	}
 	if o.GlobalFilter != nil {
 		a = append(a, "global_filter=("+o.GlobalFilter.String()+")")
@@ -92,11 +148,9 @@ func (p *parser) parseQueryOptions() (*QueryOptions, error) {
 			return nil, err
 		}
 		switch name {
-		case "concurrency", "parallel_readers", "ignore_global_time_filter", "allow_partial_response", "global_filter":
-		case "time_offset":
-			return nil, p.errorf(pos, "query option %q is not supported by spate", name)
+		case "concurrency", "parallel_readers", "ignore_global_time_filter", "allow_partial_response", "global_filter", "time_offset":
 		default:
-			return nil, p.errorf(pos, "unknown query option %q; want concurrency, parallel_readers, ignore_global_time_filter, allow_partial_response or global_filter", name)
+			return nil, p.errorf(pos, "unknown query option %q; want concurrency, parallel_readers, ignore_global_time_filter, allow_partial_response, time_offset or global_filter", name)
 		}
 		if !p.isPunct("=") {
 			return nil, p.errorf(p.cur().pos, "missing '=' after option %q; got %s", name, p.describe())
@@ -125,6 +179,12 @@ func (p *parser) parseQueryOptions() (*QueryOptions, error) {
 			return nil, err
 		}
 		switch name {
+		case "time_offset":
+			d, ok := parseDurationLit(v)
+			if !ok {
+				return nil, p.errorf(vpos, "cannot parse 'time_offset=%s' as a duration", v)
+			}
+			o.TimeOffset, o.TimeOffsetText = d, v
 		case "concurrency", "parallel_readers":
 			n, ok := parseUintLit(v)
 			if !ok || n > 1<<20 {

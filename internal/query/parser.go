@@ -278,6 +278,9 @@ func (p *parser) parseQuery() (*Query, error) {
 	if p.isPunct(")") {
 		return nil, p.errorf(p.cur().pos, "unexpected ')' without a matching '('")
 	}
+	if opts != nil {
+		f = shiftTimeFilters(f, opts.TimeOffset)
+	}
 	q := &Query{Options: opts, Filter: f}
 	for p.isPunct("|") {
 		p.next()

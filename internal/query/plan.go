@@ -167,6 +167,10 @@ type plan struct {
 	// that emit many rows at flush (generate_sequence); nil: none.
 	done <-chan struct{}
 
+	// timeOffset is the query's time_offset: added to the _time of the
+	// rows that pass the filter, before the pipes (timeShiftProc).
+	timeOffset int64
+
 	// rawRows says the output rows are logs whose field set no pipe fixed:
 	// they are printed with _time and _msg first, then the rest by name.
 	rawRows bool
@@ -206,7 +210,7 @@ func newPlan(q *Query, opts Options) (*plan, error) {
 			sf.account, sf.project = opts.AccountID, opts.ProjectID
 		}
 	})
-	p := &plan{opts: opts, q: q, filter: q.Filter}
+	p := &plan{opts: opts, q: q, filter: q.Filter, timeOffset: q.timeOffset()}
 	i := 0
 	for i < len(q.Pipes) && !isBarrier(q.Pipes[i]) {
 		i++

@@ -127,6 +127,7 @@ func (p *parser) parseSubquery(what string) (*Query, error) {
 		return nil, err
 	}
 	q := &Query{Options: opts, Filter: f, inherited: outer}
+	q.Filter = shiftTimeFilters(f, q.timeOffset())
 	for p.isPunct("|") {
 		p.next()
 		if p.atEOF() || p.isPunct(")") {

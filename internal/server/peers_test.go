@@ -78,6 +78,7 @@ func TestSelectPeers(t *testing.T) {
 		{path: "/select/logsql/query", args: []string{"query", `service:in(status:>=500 level:warn | fields service) | stats by (service) count() n | union (level:error | stats count() errors) | sort by (service)`}},
 		// The options' global filter reaches the nodes.
 		{path: "/select/logsql/query", args: []string{"query", `options(global_filter=(level:error)) * | stats by (service) count() n | sort by (service)`}},
+		{path: "/select/logsql/query", args: []string{"query", `options(time_offset=1h) * | stats by (_time:1h) count() n | sort by (_time)`}},
 		// stream_context's lookups go to every node.
 		{path: "/select/logsql/query", args: []string{"query", `level:error service:payments | stream_context before 2 after 1 | limit 40`}},
 		{path: "/select/logsql/hits", args: []string{"query", "*", "step", "1h", "start", tr, "end", "2026-01-03T00:00:00Z"}},

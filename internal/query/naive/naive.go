@@ -141,10 +141,18 @@ func runRows(q *query.Query, logs []row, opts Options) ([]row, error) {
 	if o := q.EffectiveOptions(); o != nil && o.GlobalFilter != nil {
 		filter = &query.FilterAnd{Filters: []query.Filter{o.GlobalFilter, q.Filter}}
 	}
+	var off int64 // time_offset: added to the _time of the rows that pass
+	if o := q.EffectiveOptions(); o != nil {
+		off = o.TimeOffset
+	}
 	var rows []row
 	for _, r := range logs {
 		if ev.match(filter, r) {
-			rows = append(rows, r.clone())
+			c := r.clone()
+			if t, ok := parseTime(c["_time"]); ok && off != 0 {
+				c["_time"] = time.Unix(0, t+off).UTC().Format(time.RFC3339Nano)
+			}
+			rows = append(rows, c)
 		}
 		if ev.err != nil {
 			return nil, ev.err
