@@ -825,6 +825,19 @@ func TestVictoriaLogsSelectOracle(t *testing.T) {
 				`options(time_offset=1h) _time:day_range[10:00, 12:00) | stats count() n`,
 				`options(time_offset=-1d) _time:<2026-01-02T00:00:00Z | stats by (level) count() n, min(_time) t`,
 				`options(time_offset=1d) level:error | join by (service) (_time:>=2026-01-03T00:00:00Z | stats by (service) count() c) | stats by (service, c) count() n`,
+				// Filter pipes right after the filter see the logs' own times
+				// (VictoriaLogs merges them into the filter); later ones, the
+				// shifted times.
+				`options(time_offset=30m) _time:[2026-01-01T00:30:00Z, 2026-01-01T00:35:00Z] | filter _time:>=2026-01-01T00:02:00Z | stats count() c, min(_time) t`,
+				`options(time_offset=30m) _time:[2026-01-01T00:30:00Z, 2026-01-01T00:35:00Z] | fields _time | filter _time:>=2026-01-01T00:32:00Z | stats count() c, min(_time) t`,
+				// An open end stays open, however far the offset.
+				`options(time_offset=250y) _time:>2262-01-01T00:00:00Z | stats count() c`,
+				// A subquery with options of its own takes the others from
+				// the query around it.
+				`options(time_offset=1d) * | join by (service) (options(concurrency=1) * | stats by (service) max(_time) m) | stats by (service, m) count() x`,
+				`options(global_filter=(level:info)) * | join by (service) (options(concurrency=1) * | stats by (service) count() c) | stats by (service, c) count() x`,
+				// A subquery of in() whose filter holds a range closed by ')'.
+				`level:in(status:range[500, 600) | fields level) | stats by (level) count() n`,
 			} {
 				o.check(t, fmt.Sprintf("query/time-offset-%d", i), post("/select/logsql/query", "query", q), sameRows(false, nil))
 			}

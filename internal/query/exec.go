@@ -443,14 +443,26 @@ func (e *executor) snapshot() error {
 
 // buildChain makes processors for pipes, each feeding the next, the last
 // feeding tail.
-// headChain builds a worker's pipes before the barrier, feeding tail,
-// after a timeShiftProc when the query has a time_offset.
+// headChain builds a worker's pipes before the barrier, feeding tail.
+// With a time_offset, a timeShiftProc goes after the filter pipes that
+// come first (VictoriaLogs merges them into the query's filter, which
+// reads the logs' own times) and before the other pipes.
 func headChain(p *plan, tail processor) (processor, error) {
-	head, err := buildChain(p, p.pre, tail)
-	if err != nil || p.timeOffset == 0 {
-		return head, err
+	if p.timeOffset == 0 {
+		return buildChain(p, p.pre, tail)
 	}
-	return &timeShiftProc{off: p.timeOffset, next: head}, nil
+	lead := 0
+	for lead < len(p.pre) {
+		if _, ok := p.pre[lead].(*PipeFilter); !ok {
+			break
+		}
+		lead++
+	}
+	rest, err := buildChain(p, p.pre[lead:], tail)
+	if err != nil {
+		return nil, err
+	}
+	return buildChain(p, p.pre[:lead], &timeShiftProc{off: p.timeOffset, next: rest})
 }
 
 // timeShiftProc adds a query's time_offset to the _time of each row that

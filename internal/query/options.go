@@ -1,6 +1,7 @@
 package query
 
 import (
+	"math"
 	"strconv"
 	"strings"
 )
@@ -54,8 +55,14 @@ func shiftTimeFilters(f Filter, off int64) Filter {
 	}
 	switch t := f.(type) {
 	case *FilterTime:
+		// An open end (_time:>X) stays open, as in VictoriaLogs.
 		c := *t
-		c.Min, c.Max = addNoOverflow(t.Min, -off), addNoOverflow(t.Max, -off)
+		if t.Min != math.MinInt64 {
+			c.Min = addNoOverflow(t.Min, -off)
+		}
+		if t.Max != math.MaxInt64 {
+			c.Max = addNoOverflow(t.Max, -off)
+		}
 		return &c
 	case *FilterDayRange:
 		c := *t
@@ -140,7 +147,12 @@ func (p *parser) parseQueryOptions() (*QueryOptions, error) {
 	if err := p.expectPunct("(", "after 'options'"); err != nil {
 		return nil, err
 	}
+	// A subquery's options start from those of the query around it, as
+	// VictoriaLogs reads them: it overrides only the ones it names.
 	o := &QueryOptions{}
+	if p.options != nil {
+		*o = *p.options
+	}
 	for !p.isPunct(")") {
 		pos := p.cur().pos
 		name, err := p.compound(stopsRowName, "option name in options(...)")

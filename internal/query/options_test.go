@@ -12,8 +12,9 @@ import (
 )
 
 // TestQueryOptions: ignore_global_time_filter keeps AddTimeFilter off the
-// query and the subqueries that take its options (not one with options of
-// its own), and concurrency and parallel_readers cap what Run uses.
+// query and its subqueries (one with options of its own takes the others
+// from the query around it, as in VictoriaLogs), and concurrency and
+// parallel_readers cap what Run uses.
 func TestQueryOptions(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{`options(ignore_global_time_filter=true) x | join by (a) (y | fields a)`,
@@ -21,7 +22,9 @@ func TestQueryOptions(t *testing.T) {
 		{`x | join by (a) (options(ignore_global_time_filter=true) y | fields a)`,
 			`_time:[1970-01-01T00:00:00.000000001Z,1970-01-01T00:00:00.000000002Z] x | join by (a) (options(ignore_global_time_filter=true) y | fields a)`},
 		{`options(ignore_global_time_filter=true) x | join by (a) (options(concurrency=1) y | fields a)`,
-			`options(ignore_global_time_filter=true) x | join by (a) (options(concurrency=1) _time:[1970-01-01T00:00:00.000000001Z,1970-01-01T00:00:00.000000002Z] y | fields a)`},
+			`options(ignore_global_time_filter=true) x | join by (a) (options(concurrency=1, ignore_global_time_filter=true) y | fields a)`},
+		{`options(ignore_global_time_filter=true) x | join by (a) (options(ignore_global_time_filter=false) y | fields a)`,
+			`options(ignore_global_time_filter=true) x | join by (a) (options(ignore_global_time_filter=false) _time:[1970-01-01T00:00:00.000000001Z,1970-01-01T00:00:00.000000002Z] y | fields a)`},
 		{`options(ignore_global_time_filter=false) x`,
 			`options(ignore_global_time_filter=false) _time:[1970-01-01T00:00:00.000000001Z,1970-01-01T00:00:00.000000002Z] x`},
 	} {

@@ -469,10 +469,12 @@ func (p *parser) hasSubquery() bool {
 		if t.kind != lexPunct {
 			continue
 		}
+		// Brackets count as parentheses: a range may open with one and
+		// close with the other (range[1, 5), _time:[a, b)).
 		switch t.text {
-		case "(":
+		case "(", "[":
 			depth++
-		case ")":
+		case ")", "]":
 			depth--
 			if depth == 0 {
 				return false

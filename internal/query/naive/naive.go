@@ -145,6 +145,18 @@ func runRows(q *query.Query, logs []row, opts Options) ([]row, error) {
 	if o := q.EffectiveOptions(); o != nil {
 		off = o.TimeOffset
 	}
+	// With an offset, the filter pipes right after the filter see the
+	// logs' own times, as part of the filter (VictoriaLogs merges them
+	// into it).
+	lead := 0
+	for off != 0 && lead < len(q.Pipes) {
+		pf, ok := q.Pipes[lead].(*query.PipeFilter)
+		if !ok {
+			break
+		}
+		filter = &query.FilterAnd{Filters: []query.Filter{filter, pf.Filter}}
+		lead++
+	}
 	var rows []row
 	for _, r := range logs {
 		if ev.match(filter, r) {
@@ -160,7 +172,7 @@ func runRows(q *query.Query, logs []row, opts Options) ([]row, error) {
 	}
 
 	stored := true // the rows are logs as stored: nothing has changed their fields
-	for _, p := range q.Pipes {
+	for _, p := range q.Pipes[lead:] {
 		var err error
 		rows, err = ev.applyPipe(p, rows, stored)
 		switch p.(type) {
