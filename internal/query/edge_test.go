@@ -231,6 +231,7 @@ var edgeQueries = []string{
 	`options(time_offset=1h) * | stats by (_time:1h) count() n`,
 	`options(time_offset=90m) level:error | fields _time, _msg`,
 	`options(time_offset=1d) _time:>2026-01-01T00:00:00Z | stats count() n, max(_time) t`,
+	`options(time_offset=12h) * | filter _time:<2026-01-01T12:00:00Z | fields _time | filter _time:<2026-01-02T00:00:00Z | stats count() n`,
 	`options(global_filter=(level:warn or level:error)) * | join by (level) (* | stats by (level) count() n) | fields _msg, level, n`,
 	`level:in(* | fields level) | stats count() n`,
 	`_stream_id:in(level:error | fields _stream_id) | stats count() n`,
