@@ -812,6 +812,7 @@ func TestVictoriaLogsSelectOracle(t *testing.T) {
 				`options(global_filter=(level:error)) service:in(level:error or level:warn | fields service) | stats count() n`,
 				`options(global_filter=(level:error)) * | filter level:info | stats count() n`,
 				`options(global_filter=(level:warn or status:>=500), concurrency=1) * | stats by (level) count() n`,
+				`options(global_filter=(service:in(status:>=500 | fields service))) * | stats by (service) count() n`,
 			} {
 				o.check(t, fmt.Sprintf("query/global-filter-%d", i), post("/select/logsql/query", "query", q), sameRows(false, nil))
 			}

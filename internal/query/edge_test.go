@@ -228,6 +228,7 @@ var edgeQueries = []string{
 	`level:* | stream_context before 1 after 1 time_window 1s | stats count() n`,
 	`level:error | stream_context before 1 after 1 time_window -1h`,
 	`options(global_filter=(level:error)) * | stats count() n`,
+	`options(global_filter=(level:in(level:error | fields level))) * | stats by (level) count() n`,
 	`options(time_offset=1h) * | stats by (_time:1h) count() n`,
 	`options(time_offset=90m) level:error | fields _time, _msg`,
 	`options(time_offset=1d) _time:>2026-01-01T00:00:00Z | stats count() n, max(_time) t`,

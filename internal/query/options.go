@@ -174,11 +174,8 @@ func (p *parser) parseQueryOptions() (*QueryOptions, error) {
 			if err != nil {
 				return nil, err
 			}
-			switch {
-			case len(sq.Pipes) > 0:
+			if len(sq.Pipes) > 0 {
 				return nil, p.errorf(vpos, "global_filter in options(...) takes a filter, not pipes: global_filter=(%s)", sq)
-			case sq.HasSubqueries():
-				return nil, p.errorf(vpos, "a subquery in global_filter is not supported by spate")
 			}
 			o.GlobalFilter = sq.Filter
 			if err := p.endOption(); err != nil {

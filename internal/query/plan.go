@@ -331,6 +331,9 @@ func walkFilter(f Filter, fn func(Filter)) {
 func forEachFilter(q *Query, fn func(Filter)) {
 	walk := func(f Filter) { walkFilter(f, fn) }
 	walk(q.Filter)
+	if o := q.Options; o != nil && o.GlobalFilter != nil {
+		walk(o.GlobalFilter)
+	}
 	for _, p := range q.Pipes {
 		switch p := p.(type) {
 		case *PipeFilter:
