@@ -441,8 +441,6 @@ func (e *executor) snapshot() error {
 	return nil
 }
 
-// buildChain makes processors for pipes, each feeding the next, the last
-// feeding tail.
 // headChain builds a worker's pipes before the barrier, feeding tail.
 // With a time_offset, a timeShiftProc goes after the filter pipes that
 // come first (VictoriaLogs merges them into the query's filter, which
@@ -485,6 +483,8 @@ func (s *timeShiftProc) push(r *Row) error {
 
 func (s *timeShiftProc) flush() error { return s.next.flush() }
 
+// buildChain makes processors for pipes, each feeding the next, the last
+// feeding tail.
 func buildChain(p *plan, pipes []Pipe, tail processor) (processor, error) {
 	next := tail
 	for i := len(pipes) - 1; i >= 0; i-- {

@@ -8,8 +8,8 @@ import (
 
 // QueryOptions are a query's "options(...)" prefix, as VictoriaLogs
 // v1.52.1 reads it: "options(concurrency=2, ignore_global_time_filter=true)
-// QUERY". A subquery without options of its own takes those of the query
-// that holds it.
+// QUERY". A subquery takes the options of the query that holds it, and
+// overrides those it names in options of its own.
 //
 //   - Concurrency caps the workers that run the query (0: the default).
 //   - ParallelReaders caps the inputs read at once (0: the default).
@@ -19,13 +19,15 @@ import (
 //   - AllowPartialResponse, when set, overrides spate serve
 //     --allow-partial for the query.
 //   - GlobalFilter, "global_filter=(FILTER)", must match too: the query
-//     and its subqueries without options of their own run with the filter
-//     "GlobalFilter AND their filter" (not the filter pipes).
+//     and its subqueries run with the filter "GlobalFilter AND their
+//     filter" (not the filter pipes).
 //   - TimeOffset, "time_offset=1h" (nanoseconds, as written in
 //     TimeOffsetText), moves the query into the past: the time filters of
-//     its filter (not of its filter pipes) and the request's time range
-//     select logs TimeOffset earlier, and the logs that pass it reach the
-//     pipes (and the answer) with TimeOffset added to their _time.
+//     its filter and the request's time range select logs TimeOffset
+//     earlier (open ends stay open), and the logs that pass it reach the
+//     pipes (and the answer) with TimeOffset added to their _time; the
+//     filter pipes that come first see the logs' own times, as part of
+//     the filter (see headChain).
 type QueryOptions struct {
 	Concurrency            int
 	ParallelReaders        int
