@@ -23,7 +23,7 @@ const defaultMergeWindow = 1000
 // its first limit or offset must work row by row and keep _time.
 func checkMerge(q *query.Query) error {
 	pre, _ := splitAtLimit(q)
-	if hasStreamContext(q) {
+	if q.HasStreamContext() {
 		return usagef("--merge runs the query on each input alone, and stream_context reads every input again for the logs around those it is fed: run it without --merge (its answer is in _time order already)")
 	}
 	if p := firstNeedingAll(pre); p != nil {

@@ -366,7 +366,7 @@ func runQuery(ctx context.Context, opts queryOptions, text string, args []string
 			format = "table"
 		}
 	}
-	if opts.every > 0 && hasStreamContext(q) {
+	if opts.every > 0 && q.HasStreamContext() {
 		return usagef("--every prints a result while reading, and stream_context reads every input again for each: run it without --every")
 	}
 	if opts.every < 0 {
@@ -516,7 +516,7 @@ func runQuery(ctx context.Context, opts queryOptions, text string, args []string
 	if store.Snapshots() > 0 && !opts.noIndex {
 		qopts.Index = store.Index
 	}
-	if store.Snapshots() > 0 && hasStreamContext(q) {
+	if store.Snapshots() > 0 && q.HasStreamContext() {
 		// stream_context reads the logs around its matches again: from
 		// the segments that query's time range selects, not this one's.
 		qopts.Rerun = func(sq *query.Query, sink query.Sink) error {
@@ -658,7 +658,7 @@ func runQuery(ctx context.Context, opts queryOptions, text string, args []string
 // second), writing their lines into the returned pipe until ctx ends or
 // stop is called; stop returns the follower's error.
 func startFollow(ctx context.Context, opts queryOptions, q *query.Query, args []string, store *storescan.Inputs, stderr io.Writer) (*io.PipeReader, func() error, error) {
-	if hasStreamContext(q) {
+	if q.HasStreamContext() {
 		return nil, nil, usagef("-f reads lines as they come, and stream_context reads the files again for the logs around those it is fed: run it without -f")
 	}
 	if p := firstNeedingAll(q.Pipes); p != nil && opts.every == 0 {
@@ -968,13 +968,6 @@ func firstNeedingAll(pipes []query.Pipe) query.Pipe {
 }
 
 func needsAllInput(q *query.Query) bool { return firstNeedingAll(q.Pipes) != nil }
-
-func hasStreamContext(q *query.Query) bool {
-	return slices.ContainsFunc(q.Pipes, func(p query.Pipe) bool {
-		_, ok := p.(*query.PipeStreamContext)
-		return ok
-	})
-}
 
 // snapshotSink prints the snapshots of --every, each with a printer of its
 // own: on a terminal it clears the screen and draws each snapshot under a

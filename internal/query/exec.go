@@ -121,7 +121,7 @@ func Run(ctx context.Context, q *Query, inputs []string, cfg fileread.Config, op
 			return Stats{}, err
 		}
 	}
-	if opts.Rerun == nil && slices.Contains(inputs, "-") && slices.ContainsFunc(q.Pipes, isStreamContext) {
+	if opts.Rerun == nil && slices.Contains(inputs, "-") && q.HasStreamContext() {
 		return Stats{}, errNoRerun
 	}
 	if opts.Rerun == nil && !slices.Contains(inputs, "-") {

@@ -41,17 +41,7 @@ func (p *PipeSort) String() string {
 	var b strings.Builder
 	b.WriteString("sort")
 	if len(p.By) > 0 {
-		b.WriteString(" by (")
-		for i, sf := range p.By {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(quoteToken(sf.Name))
-			if sf.Desc {
-				b.WriteString(" desc")
-			}
-		}
-		b.WriteString(")")
+		writeSortBy(&b, p.By)
 	}
 	if p.Desc {
 		b.WriteString(" desc")

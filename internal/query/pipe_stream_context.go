@@ -131,9 +131,13 @@ func checkStreamContext(q *Query) error {
 	return nil
 }
 
-func isStreamContext(p Pipe) bool {
-	_, ok := p.(*PipeStreamContext)
-	return ok
+// HasStreamContext reports whether q has a stream_context pipe, which
+// reads its inputs a second time.
+func (q *Query) HasStreamContext() bool {
+	return slices.ContainsFunc(q.Pipes, func(p Pipe) bool {
+		_, ok := p.(*PipeStreamContext)
+		return ok
+	})
 }
 
 // errNoRerun is stream_context's error when the logs cannot be read again.

@@ -28,7 +28,15 @@ func sortFieldsString(fields []SortField) string {
 		return ""
 	}
 	var b strings.Builder
-	b.WriteString(" sort by (")
+	b.WriteString(" sort")
+	writeSortBy(&b, fields)
+	return b.String()
+}
+
+// writeSortBy writes " by (a, b desc)", the fields as sort and
+// json_values name them.
+func writeSortBy(b *strings.Builder, fields []SortField) {
+	b.WriteString(" by (")
 	for i, f := range fields {
 		if i > 0 {
 			b.WriteString(", ")
@@ -39,7 +47,6 @@ func sortFieldsString(fields []SortField) string {
 		}
 	}
 	b.WriteString(")")
-	return b.String()
 }
 
 // newJSONValuesColumn compiles json_values; fields nil means every field.
