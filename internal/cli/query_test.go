@@ -101,10 +101,10 @@ func TestQueryErrors(t *testing.T) {
 	if !strings.Contains(stderr, "^") || !strings.Contains(stderr, "foo") {
 		t.Fatalf("bad query: stderr %q lacks a caret and the name", stderr)
 	}
-	for _, flag := range []string{"-f", "--merge"} {
-		code, _, stderr = runCLI(t, "query", flag, `error | stream_context after 1`, p)
-		if code != ExitUsage || !strings.Contains(stderr, "stream_context") || !strings.Contains(stderr, "without "+flag) {
-			t.Fatalf("stream_context with %s: exit %d, stderr %q", flag, code, stderr)
+	for _, flags := range [][]string{{"-f"}, {"--merge"}, {"--every", "5s"}} {
+		code, _, stderr = runCLI(t, append(append([]string{"query"}, flags...), `error | stream_context after 1`, p)...)
+		if code != ExitUsage || !strings.Contains(stderr, "stream_context") || !strings.Contains(stderr, "without "+flags[0]) {
+			t.Fatalf("stream_context with %s: exit %d, stderr %q", flags[0], code, stderr)
 		}
 	}
 	code, _, stderr = runCLI(t, "query", `* | block_stats`, p)
