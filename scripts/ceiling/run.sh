@@ -4,7 +4,7 @@
 #
 # usage: scripts/ceiling/run.sh FILE [MODE...]
 #   FILE   an NDJSON file, such as one from `spate gen --size 2GiB`
-#   MODE   dom, validate, ondemand or memchr (default: all four)
+#   MODE   dom, dom-path, validate, ondemand or memchr (default: all five)
 #
 # It installs libsimdjson-dev (Debian's 3.0.1-1) and g++ if missing, builds
 # simdjson-validate into $OUT (default /tmp/spate-ceiling), reads FILE into
@@ -25,17 +25,18 @@ fi
 file=$1
 shift
 modes=("$@")
-[[ ${#modes[@]} -gt 0 ]] || modes=(dom validate ondemand memchr)
+[[ ${#modes[@]} -gt 0 ]] || modes=(dom dom-path validate ondemand memchr)
 repeat=${REPEAT:-3}
 out=${OUT:-/tmp/spate-ceiling}
 here=$(cd "$(dirname "$0")" && pwd)
 
-if [[ ! -f /usr/include/simdjson.h ]] || ! command -v g++ >/dev/null; then
+if [[ ! -f /usr/include/simdjson.h || ! -f /usr/include/absl/container/flat_hash_map.h ]] || ! command -v g++ >/dev/null; then
 	apt-get update -qq
-	apt-get install -y -qq libsimdjson-dev=3.0.1-1 g++ >/dev/null
+	apt-get install -y -qq libsimdjson-dev=3.0.1-1 libabsl-dev=20220623.1-1+deb12u2 g++ >/dev/null
 fi
 mkdir -p "$out"
-g++ -O3 -march=native -o "$out/simdjson-validate" "$here/simdjson-validate.cpp" -lsimdjson
+g++ -O3 -march=native -o "$out/simdjson-validate" "$here/simdjson-validate.cpp" \
+	-lsimdjson -labsl_hash -labsl_city -labsl_low_level_hash -labsl_raw_hash_set
 bin=$out/simdjson-validate
 
 size=$(stat -c %s "$file")

@@ -7,6 +7,11 @@
 // usage: simdjson-validate MODE FILE [START END]
 //   MODE  dom       validate every line, count lines per top-level "service"
 //                   string (as `* | stats by (service) count()` does)
+//         dom-path  validate every line, sum the top-level "bytes" number per
+//                   top-level "path" string in an absl::flat_hash_map and keep
+//                   the ten largest sums (as `* | stats by (path) sum(bytes) s |
+//                   sort by (s desc) | limit 10` does); each process keeps its
+//                   own map, so two processes do not merge their groups
 //         validate  validate every line, nothing else
 //         ondemand  simdjson's lazy parser: find "service" without
 //                   validating what it skips (an upper bound, not a peer)
@@ -15,7 +20,9 @@
 //                   start, so [0,N/2) and [N/2,N) split the lines exactly
 //   env POPULATE=1  map with MAP_POPULATE, outside the timed part
 //
-// build: g++ -O3 -march=native -o simdjson-validate simdjson-validate.cpp -lsimdjson
+// build: g++ -O3 -march=native -o simdjson-validate simdjson-validate.cpp \
+//          -lsimdjson -labsl_hash -labsl_city -labsl_low_level_hash -labsl_raw_hash_set
+#include <absl/container/flat_hash_map.h>
 #include <simdjson.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -56,8 +63,22 @@ struct Counts {
   }
 };
 
+// Sums is dom-path's table: per path, the sum of "bytes" and the line count.
+// Keys are std::strings (short ones inline); a hit looks up a view of the
+// parser's buffer without copying it.
+struct Sums {
+  struct Agg { double sum = 0; uint64_t n = 0; };
+  absl::flat_hash_map<std::string, Agg> m;
+  void add(std::string_view k, double v) {
+    auto it = m.find(absl::string_view(k.data(), k.size()));
+    if (it == m.end()) it = m.emplace(std::string(k), Agg{}).first;
+    it->second.sum += v;
+    it->second.n++;
+  }
+};
+
 int main(int argc, char **argv) {
-  if (argc < 3) { fprintf(stderr, "usage: %s dom|validate|ondemand|memchr FILE [START END]\n", argv[0]); return 2; }
+  if (argc < 3) { fprintf(stderr, "usage: %s dom|dom-path|validate|ondemand|memchr FILE [START END]\n", argv[0]); return 2; }
   std::string mode = argv[1];
   int fd = open(argv[2], O_RDONLY);
   if (fd < 0) { perror("open"); return 1; }
@@ -77,13 +98,14 @@ int main(int argc, char **argv) {
 
   uint64_t lines = 0, valid = 0;
   Counts counts;
+  Sums sums;
   dom::parser dp;
   ondemand::parser op;
   // pre-allocate so the parsers never reallocate inside the loop
   if (dp.allocate(1 << 20) != SUCCESS || op.allocate(1 << 20) != SUCCESS) { fprintf(stderr, "alloc failed\n"); return 1; }
   std::vector<char> tailbuf;  // padded copy for lines too close to the end of the mapping
 
-  int m = mode == "dom" ? 0 : mode == "validate" ? 1 : mode == "ondemand" ? 2 : mode == "memchr" ? 3 : -1;
+  int m = mode == "dom" ? 0 : mode == "validate" ? 1 : mode == "ondemand" ? 2 : mode == "memchr" ? 3 : mode == "dom-path" ? 4 : -1;
   if (m < 0) { fprintf(stderr, "bad mode\n"); return 2; }
 
   size_t p = start;
@@ -100,11 +122,24 @@ int main(int argc, char **argv) {
       memcpy(tailbuf.data(), ls, len);
       buf = tailbuf.data();
     }
-    if (m == 0 || m == 1) {
+    if (m == 0 || m == 1 || m == 4) {
       dom::element doc;
       if (dp.parse(buf, len, false).get(doc) != SUCCESS) continue;
       valid++;
-      if (m == 0) {
+      if (m == 4) {
+        dom::object obj;
+        if (doc.get_object().get(obj) != SUCCESS) continue;
+        std::string_view path;
+        if (obj.at_key("path").get_string().get(path) != SUCCESS) path = "";
+        dom::element b;
+        double v = 0;
+        if (obj.at_key("bytes").get(b) == SUCCESS) {
+          int64_t i;
+          if (b.get_int64().get(i) == SUCCESS) v = double(i);
+          else if (b.get_double().get(v) != SUCCESS) v = 0;
+        }
+        sums.add(path, v);
+      } else if (m == 0) {
         dom::object obj;
         if (doc.get_object().get(obj) != SUCCESS) continue;
         std::string_view svc;
@@ -129,6 +164,16 @@ int main(int argc, char **argv) {
          get_active_implementation()->name().c_str(), STRINGIFY(SIMDJSON_VERSION), mode.c_str(), start, end, bytes,
          (unsigned long long)lines, (unsigned long long)valid, secs, bytes / secs / 1e9,
          populate ? " (prefaulted)" : "");
+  if (m == 4) {
+    // The ten largest sums, as the query's sort and limit keep them.
+    std::vector<std::pair<double, std::string_view>> v;
+    v.reserve(sums.m.size());
+    for (auto &kv : sums.m) v.emplace_back(kv.second.sum, kv.first);
+    size_t k = std::min<size_t>(10, v.size());
+    std::partial_sort(v.begin(), v.begin() + k, v.end(), [](auto &a, auto &b) { return a.first > b.first; });
+    printf("  groups=%zu\n", sums.m.size());
+    for (size_t i = 0; i < k; i++) printf("  %-24.*s %.0f\n", (int)v[i].second.size(), v[i].second.data(), v[i].first);
+  }
   if (m == 0 || m == 2) {
     std::vector<std::pair<std::string_view, uint64_t>> v(counts.m.begin(), counts.m.end());
     std::sort(v.begin(), v.end());
