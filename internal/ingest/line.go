@@ -357,11 +357,12 @@ func (pr *Processor) rebuild(line []byte, sc scanResult) []byte {
 // appendStream appends the _stream and _stream_id fields of the line
 // scan has just walked: the tags are its stream fields with non-empty
 // values (every occurrence, as VictoriaLogs takes them), an extra field of
-// the same name replacing them.
+// the same name replacing them; those ignore_fields names are left out, as
+// VictoriaLogs' GetLogRows leaves them out of its stream fields.
 func (pr *Processor) appendStream(out []byte) []byte {
 	tags := pr.tags[:0]
 	for _, r := range pr.tagRefs {
-		if !pr.p.extra(r.name) {
+		if !pr.p.extra(r.name) && !ignored(pr.p.IgnoreFields, r.name) {
 			tags = append(tags, logstream.Tag{Name: r.name, Value: bytesutil.ToUnsafeString(pr.tagBuf[r.off:r.end])})
 		}
 	}

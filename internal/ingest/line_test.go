@@ -197,6 +197,11 @@ func TestProcessStream(t *testing.T) {
 	f("_msg_field=a", `{"_stream":"{b=\"2\"}","a":"x"}`, `{b="2"}`)
 	f("_stream_fields=a", `{"_stream":"{b=\"2\"}","a":"x"}`, `{a="x"}`)
 	f("_stream_fields=a", `{"b":"x"}`, `{}`)
+	// VictoriaLogs' GetLogRows leaves ignored names out of the stream
+	// fields; an extra field of a stream field's name is its value.
+	f("_stream_fields=a,b&ignore_fields=a", `{"a":"x","b":"y"}`, `{b="y"}`)
+	f("_stream_fields=a,b&ignore_fields=a*", `{"a":"x","ab":"z","b":"y"}`, `{b="y"}`)
+	f("_stream_fields=a&extra_fields=a=e&ignore_fields=a", `{"a":"x"}`, `{a="e"}`)
 }
 
 func TestParseParams(t *testing.T) {
