@@ -323,3 +323,77 @@ func (rr *rowReader) Close() error {
 	<-rr.done
 	return nil
 }
+
+// RowsParams returns decode with each Row changed as VictoriaLogs'
+// LogRows.MustAdd treats the stream fields of a row that has its own
+// (Stream >= 0: Loki labels, OpenTelemetry resource attributes): the
+// fields p drops or replaces (ignore_fields, and the names of
+// extra_fields) are left out of them, so that they are not in _stream.
+// The Processor drops or replaces the same names among the other fields.
+// It returns decode itself when p names none of these. The Rows emit gets
+// are copies, valid until emit returns; decode's are left as they are.
+func RowsParams(p *Params, decode func(emit func(*Row) error) error) func(emit func(*Row) error) error {
+	if len(p.IgnoreFields) == 0 && len(p.ExtraFields) == 0 {
+		return decode
+	}
+	return func(emit func(*Row) error) error {
+		var row Row
+		var fields []Field
+		return decode(func(r *Row) error {
+			if r.Stream <= 0 {
+				return emit(r)
+			}
+			n := min(r.Stream, len(r.Fields))
+			fields = fields[:0]
+			for _, f := range r.Fields[:n] {
+				if !ignored(p.IgnoreFields, f.Name) && !p.extra(f.Name) {
+					fields = append(fields, f)
+				}
+			}
+			stream := len(fields)
+			fields = append(fields, r.Fields[n:]...)
+			row = Row{Time: r.Time, Fields: fields, Stream: stream}
+			return emit(&row)
+		})
+	}
+}
+
+// RenameMsgField returns decode with, in each Row, the first non-empty
+// field after its stream fields named by the first of names that has one
+// renamed "_msg": VictoriaLogs' _msg_field for OpenTelemetry
+// (logstorage.RenameField over fields[streamFieldsLen:]), which never
+// takes a resource attribute. It returns decode itself when names is
+// empty. The Rows emit gets are copies, valid until emit returns; decode's
+// are left as they are.
+func RenameMsgField(names []string, decode func(emit func(*Row) error) error) func(emit func(*Row) error) error {
+	if len(names) == 0 {
+		return decode
+	}
+	return func(emit func(*Row) error) error {
+		var row Row
+		var fields []Field
+		return decode(func(r *Row) error {
+			i := msgFieldIndex(r.Fields[max(r.Stream, 0):], names)
+			if i < 0 {
+				return emit(r)
+			}
+			fields = append(fields[:0], r.Fields...)
+			fields[max(r.Stream, 0)+i].Name = "_msg"
+			row = Row{Time: r.Time, Fields: fields, Stream: r.Stream}
+			return emit(&row)
+		})
+	}
+}
+
+// msgFieldIndex returns the index in fields of the first non-empty field
+// named by the first of names that has one, or -1.
+func msgFieldIndex(fields []Field, names []string) int {
+	for _, n := range names {
+		for i, f := range fields {
+			if f.Name == n && f.Value != "" {
+				return i
+			}
+		}
+	}
+	return -1
+}

@@ -51,6 +51,92 @@ func TestRowWriter(t *testing.T) {
 	}
 }
 
+// emitRows returns a decode that emits rows, each a fresh copy, and
+// checks that the rows it gave are left as they were.
+func emitRows(t *testing.T, rows ...Row) func(emit func(*Row) error) error {
+	return func(emit func(*Row) error) error {
+		for _, r := range rows {
+			c := Row{Time: r.Time, Stream: r.Stream, Fields: slices.Clone(r.Fields)}
+			if err := emit(&c); err != nil {
+				return err
+			}
+			if !slices.Equal(c.Fields, r.Fields) || c.Stream != r.Stream {
+				t.Errorf("decode's row changed: %+v, was %+v", c, r)
+			}
+		}
+		return nil
+	}
+}
+
+// collectRows runs decode and returns copies of the rows it emits.
+func collectRows(t *testing.T, decode func(emit func(*Row) error) error) []Row {
+	t.Helper()
+	var out []Row
+	if err := decode(func(r *Row) error {
+		out = append(out, Row{Time: r.Time, Stream: r.Stream, Fields: slices.Clone(r.Fields)})
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestRowsParams: ignore_fields and extra_fields names leave a row's own
+// stream fields, as VictoriaLogs leaves them out of its stream (found by
+// TestShipperRandomHTTP: Loki labels and OpenTelemetry resource
+// attributes stayed in _stream).
+func TestRowsParams(t *testing.T) {
+	rows := []Row{
+		{Time: 1, Stream: 3, Fields: []Field{{"job", "a"}, {"level", "x"}, {"host", "h"}, {"_msg", "m"}, {"level.sub", "y"}}},
+		{Time: 2, Stream: -1, Fields: []Field{{"host", "h"}}},
+		{Time: 3, Stream: 0, Fields: []Field{{"level", "z"}}},
+	}
+	p := Params{IgnoreFields: []string{"level*"}, ExtraFields: []Field{{"host", "forced"}}}
+	got := collectRows(t, RowsParams(&p, emitRows(t, rows...)))
+	want := []Row{
+		{Time: 1, Stream: 1, Fields: []Field{{"job", "a"}, {"_msg", "m"}, {"level.sub", "y"}}},
+		rows[1], rows[2],
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("got  %+v\nwant %+v", got, want)
+	}
+	// The line: _stream without them; the Processor drops the rest.
+	var w RowWriter
+	pr := NewProcessor(p, segment.Tenant{})
+	out, _, err := pr.Process(w.Append(nil, &got[0]), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"_time":"1970-01-01T00:00:00.000000001Z","_stream":"{job=\"a\"}","_stream_id":"`; !strings.HasPrefix(string(out), want) ||
+		!strings.HasSuffix(string(out), `","job":"a","_msg":"m","host":"forced"}`) {
+		t.Errorf("line %s", out)
+	}
+	if p := (Params{StreamFields: []string{"a"}}); fmt.Sprint(collectRows(t, RowsParams(&p, emitRows(t, rows...)))) != fmt.Sprint(rows) {
+		t.Error("rows changed without ignore_fields and extra_fields")
+	}
+}
+
+// TestRenameMsgField: _msg_field takes the first named non-empty field
+// after the stream fields, never a stream field (found by
+// TestShipperRandomHTTP: an OpenTelemetry resource attribute named by
+// _msg_field became _msg).
+func TestRenameMsgField(t *testing.T) {
+	f := func(names string, r Row, want string) {
+		t.Helper()
+		got := collectRows(t, RenameMsgField(splitList(names), emitRows(t, r)))
+		if len(got) != 1 || fmt.Sprint(got[0].Fields) != want || got[0].Stream != r.Stream {
+			t.Fatalf("%s: got %+v, want fields %s", names, got, want)
+		}
+	}
+	r := Row{Stream: 1, Fields: []Field{{"message", "res"}, {"msg", ""}, {"message", "rec"}, {"msg", "m"}}}
+	f("message", r, "[{message res} {msg } {_msg rec} {msg m}]")
+	f("msg,message", r, "[{message res} {msg } {message rec} {_msg m}]")
+	f("x", r, "[{message res} {msg } {message rec} {msg m}]")
+	f("", r, "[{message res} {msg } {message rec} {msg m}]")
+	f("message", Row{Stream: 1, Fields: []Field{{"message", "res"}}}, "[{message res}]")
+	f("message", Row{Stream: -1, Fields: []Field{{"message", "a"}}}, "[{_msg a}]")
+}
+
 // TestRowWriterStreamCache: rows whose streams come back in any order,
 // from few streams (all cached) and from many (the cache emptied when
 // full), across tenant changes, give the lines and _stream texts a

@@ -444,7 +444,9 @@ func writeError(w http.ResponseWriter, code int, msg string) {
 // decoded whole (protobuf, a JSON document): the body is read with
 // readWhole, decode checks it and returns the producer of its rows, which
 // become the lines stored for tenant t. decode may change the request's
-// parameters; _time_field is dropped, as rows carry their own time. A
+// parameters; _time_field is dropped, as rows carry their own time, and
+// the rows' own stream fields lose those ignore_fields and extra_fields
+// name (ingest.RowsParams), as in VictoriaLogs. A
 // request without rows succeeds. Call release once the request is
 // answered: it gives back the body's memory, which the rows alias.
 func (s *Server) wholeSpec(t segment.Tenant, decode func(data []byte, p *ingest.Params) (func(emit func(*ingest.Row) error) error, error)) (spec insertSpec, release func()) {
@@ -467,7 +469,7 @@ func (s *Server) wholeSpec(t segment.Tenant, decode func(data []byte, p *ingest.
 				return nil, err
 			}
 			p.TimeField = ""
-			return ingest.RowReader(t, rows), nil
+			return ingest.RowReader(t, ingest.RowsParams(p, rows)), nil
 		},
 	}
 	return spec, release

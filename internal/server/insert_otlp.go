@@ -24,7 +24,7 @@ import (
 func (s *Server) handleOTLP(w http.ResponseWriter, r *http.Request) {
 	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	isJSON := mt == "application/json"
-	spec, release := s.wholeSpec(tenantOf(r), func(data []byte, _ *ingest.Params) (func(func(*ingest.Row) error) error, error) {
+	spec, release := s.wholeSpec(tenantOf(r), func(data []byte, p *ingest.Params) (func(func(*ingest.Row) error) error, error) {
 		var req *otlp.Request
 		var err error
 		if isJSON {
@@ -35,7 +35,11 @@ func (s *Server) handleOTLP(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return nil, fmt.Errorf("cannot read the OTLP logs request: %w", err)
 		}
-		return req.Rows, nil
+		// _msg_field never takes a resource attribute, as in
+		// VictoriaLogs.
+		rows := ingest.RenameMsgField(p.MsgFields, req.Rows)
+		p.MsgFields = nil
+		return rows, nil
 	})
 	defer release()
 	s.serveProtocol(w, r, &spec, "POST", func(code int, rep *insertReport) {
