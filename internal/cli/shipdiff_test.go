@@ -495,7 +495,11 @@ func (g *shipGen) lokiCase() shipCase {
 			if g.chance(0.3) {
 				e.line = g.str()
 			}
-			for _, k := range g.subset([]string{"trace_id", "mmsg", "user", "x"})[:g.pick(3)] {
+			meta := []string{"trace_id", "mmsg", "user", "x"}
+			if e.line == `{"":"empty key"}` {
+				meta = meta[2:] // its _msg and a renamed mmsg: see shipNames
+			}
+			for _, k := range g.subset(meta)[:g.pick(3)] {
 				e.meta = append(e.meta, [2]string{k, g.str()})
 			}
 			s.entries = append(s.entries, e)
