@@ -93,9 +93,11 @@ func (e *BadLineError) Error() string {
 // call or until line changes. A bad line returns a *BadLineError. Cost: one
 // validating walk of the line (two with Rewrites); no allocation once warm.
 //
-// A time field whose value is empty, null, "0" or "-" counts as absent,
-// and the line gets the ingestion time unless another time field has one,
-// as in VictoriaLogs. Stored as received, such a line keeps its fields but a
+// A time field whose value is empty, null, "0" or "-", or a time of 0,
+// counts as absent, and the line gets the ingestion time unless another
+// time field has one, as in VictoriaLogs. Without Params.TimeField, a
+// value that is not a time in a field other than _time (ts, time, ...)
+// leaves the line an ordinary field: VictoriaLogs reads only _time then. Stored as received, such a line keeps its fields but a
 // top-level _time holding such a value gets the time written in its place,
 // so that queries read the time the line was given.
 func (pr *Processor) Process(line []byte, now int64) ([]byte, int64, error) {
@@ -231,7 +233,18 @@ func (pr *Processor) scan(line []byte, now int64) (scanResult, error) {
 				continue
 			}
 			v := it.Value()
-			if timeparse.MeansNow(v) {
+			now := timeparse.MeansNow(v)
+			t, ok := int64(0), false
+			if !now {
+				t, ok = timeparse.Parse(bytesutil.ToUnsafeString(v))
+				now = ok && t == 0 // VictoriaLogs: 1970-01-01T00:00:00Z, "0.0"
+			}
+			if pr.p.TimeField == "" && i > 0 && (!ok || now) {
+				// Not a time, in a field VictoriaLogs does not read as
+				// the time (only _time unless named): an ordinary field.
+				break
+			}
+			if now {
 				if emptyKey < 0 || i < emptyKey {
 					emptyKey = i
 				}
@@ -246,7 +259,7 @@ func (pr *Processor) scan(line []byte, now int64) (scanResult, error) {
 				}
 				break
 			}
-			if t, ok := timeparse.Parse(bytesutil.ToUnsafeString(v)); ok {
+			if ok {
 				sc.ts, found, timeErr = t, i, nil
 			} else {
 				found = i

@@ -60,8 +60,16 @@ func TestProcessKeep(t *testing.T) {
 	// Another time field's time wins over such a _time, and replaces it.
 	f(`{"_time":"0","ts":"2026-01-02T03:04:05Z"}`, `{"_time":"2026-01-02T03:04:05Z","ts":"2026-01-02T03:04:05Z"}`, day)
 	f(`{"ts":"0","time":1767323045}`, `{"ts":"0","time":1767323045}`, day)
-	// "00" and "-1" are times (Unix seconds).
-	f(`{"_time":"00"}`, `{"_time":"00"}`, time.Unix(0, 0).UTC())
+	// A time of 0 means the ingestion time too, as in VictoriaLogs;
+	// "-1" is a time (Unix seconds).
+	f(`{"_time":"00"}`, `{"_time":"2026-11-22T10:00:00Z"}`, now)
+	f(`{"_time":"1970-01-01T00:00:00Z","msg":"a"}`, `{"_time":"2026-11-22T10:00:00Z","msg":"a"}`, now)
+	f(`{"ts":0.0,"msg":"a"}`, `{"_time":"2026-11-22T10:00:00Z","ts":0.0,"msg":"a"}`, now)
+	f(`{"_time":-1}`, `{"_time":-1}`, time.Unix(-1, 0).UTC())
+	// Without a named time field, ts, time, timestamp and @timestamp
+	// holding no time are ordinary fields (VictoriaLogs reads only _time).
+	f(`{"ts":"yesterday","msg":"a"}`, `{"_time":"2026-11-22T10:00:00Z","ts":"yesterday","msg":"a"}`, now)
+	f(`{"time":"12ms","ts":"2026-01-02T03:04:05Z"}`, `{"time":"12ms","ts":"2026-01-02T03:04:05Z"}`, day)
 	f(`{"_time":-1}`, `{"_time":-1}`, time.Unix(-1, 0).UTC())
 }
 
@@ -83,7 +91,7 @@ func TestProcessBad(t *testing.T) {
 	f(`"str"`, "invalid JSON")
 	f("{\"msg\":\"\xff\"}", "invalid UTF-8")
 	f(`{"msg":"a",}`, "column 12")
-	f(`{"ts":"yesterday","msg":"a"}`, `cannot parse time field "ts": "yesterday"`)
+	f(`{"_time":"yesterday","msg":"a"}`, `cannot parse time field "_time": "yesterday"`)
 	f(``, "invalid JSON")
 }
 
@@ -115,6 +123,8 @@ func TestProcessRewrite(t *testing.T) {
 	// The first non-empty message field wins; the old _msg goes.
 	f(`_msg_field=message,log`, `{"_msg":"old","message":"","log":"x \"q\""}`,
 		`{"_time":"2026-11-22T10:00:00Z","message":"","_msg":"x \"q\""}`)
+	// Without _time_field, a ts that is not a time stays a field.
+	f(`_msg_field=msg`, `{"ts":"12ms","msg":"a"}`, `{"_time":"2026-11-22T10:00:00Z","ts":"12ms","_msg":"a"}`)
 	// Nested objects are flattened; ignore_fields take prefixes.
 	f(`ignore_fields=http.*,trace_id`, `{"http":{"ua":"curl","code":200},"trace_id":"t","user":{"id":7,"tags":[1, 2]}}`,
 		`{"_time":"2026-11-22T10:00:00Z","user.id":7,"user.tags":[1, 2]}`)

@@ -63,7 +63,7 @@ not json
 {"create":{"_index":"app"}}
 {"@timestamp":"2026-11-22T09:00:01Z","message":"two"}
 {"index":{}}
-{"@timestamp":"yesterday","message":"bad time"}
+{"_time":"yesterday","message":"bad time"}
 {"update":{"_id":"1"}}
 {"doc":{}}
 {"create":{}}

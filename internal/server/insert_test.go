@@ -125,7 +125,7 @@ func TestIngestStoresGoodLines(t *testing.T) {
 		"\n" +
 		"{\"msg\":\"b\"}\r\n" +
 		"{\"msg\":\"\xff\"}\n" +
-		"{\"ts\":\"never\",\"msg\":\"c\"}\n" +
+		"{\"_time\":\"never\",\"msg\":\"c\"}\n" +
 		"{\"msg\":\"d\"}" // no final newline
 	r := post(t, ts.URL+"/api/v1/ingest", []byte(body), "Content-Type", "application/x-ndjson")
 	if r.code != 200 || r.rep.Accepted != 3 || r.rep.Rejected != 3 {
