@@ -17,7 +17,9 @@ import (
 type Options struct {
 	// MsgField and TimeField name the fields that become _msg and _time.
 	// Empty means auto-detect per line: _msg from _msg, msg, message, log;
-	// _time from _time, ts, time, timestamp, @timestamp (first present).
+	// _time from _time, ts, time, timestamp, @timestamp (first
+	// present). A line without the named MsgField keeps its own _msg, and
+	// a top-level empty key is _msg, as in VictoriaLogs.
 	MsgField, TimeField string
 	// TimeZone is where time values without a zone are wall times
 	// ("2026-11-24 20:00:00", syslog and CLF without an offset); nil

@@ -19,6 +19,7 @@ const missingMsg = "missing _msg field; see https://docs.victoriametrics.com/vic
 // --time-field is given.
 var (
 	defaultMsgFields  = []string{"_msg", "msg", "message", "log"}
+	onlyMsgField      = []string{"_msg"}
 	defaultTimeFields = timeparse.DefaultFields
 )
 
@@ -189,8 +190,13 @@ func newRecordBuilder(p *plan, a *arena) *recordBuilder {
 	if b.timeLoc == nil {
 		b.timeLoc = time.Local
 	}
-	if p.opts.MsgField != "" {
-		b.msgFields = []string{p.opts.MsgField}
+	switch {
+	case p.opts.MsgField == "_msg":
+		b.msgFields = onlyMsgField
+	case p.opts.MsgField != "":
+		// A line without the named field keeps its own _msg, as with
+		// VictoriaLogs' _msg_field.
+		b.msgFields = []string{p.opts.MsgField, "_msg"}
 	}
 	if p.opts.StoreFields {
 		b.needStream, b.needStreamID = p.need.has("_stream"), p.need.has("_stream_id")
@@ -219,6 +225,10 @@ func newRecordBuilder(p *plan, a *arena) *recordBuilder {
 	if b.needMsg || slices.ContainsFunc(b.msgFields, b.need.has) {
 		for i, n := range b.msgFields {
 			b.keys.add(n, keyMsg, i)
+			if n == "_msg" {
+				// VictoriaLogs names a top-level empty key _msg.
+				b.keys.empty = keyCand{name: n, class: keyMsg, prio: i}
+			}
 		}
 	}
 	if b.needTime || slices.ContainsFunc(b.timeFields, b.need.has) {
@@ -245,6 +255,7 @@ const (
 // name (this runs for every key of every parsed line).
 type keyTable struct {
 	byFirst [256][]keyCand
+	empty   keyCand // the class of the empty key; the zero keyCand: keyOther
 }
 
 type keyCand struct {
@@ -269,7 +280,7 @@ func (t *keyTable) add(name string, class, prio int) {
 // stand in for the key without copying it).
 func (t *keyTable) lookup(key []byte) (int, int, string) {
 	if len(key) == 0 {
-		return keyOther, 0, ""
+		return t.empty.class, t.empty.prio, t.empty.name
 	}
 	for _, c := range t.byFirst[key[0]] {
 		if len(c.name) == len(key) && c.name == string(key) {
@@ -370,17 +381,27 @@ func (b *recordBuilder) build(line []byte, r *Row) bool {
 	msgPrio, timePrio := len(b.msgFields), len(b.timeFields)
 	var msg, tm string
 	var msgName, timeName string
-	var seen uint64 // b.earlyNames set so far, by index
+	var msgEmpty bool // the message candidate taken is "" or null
+	var seen uint64   // b.earlyNames set so far, by index
 	it := &b.it
 	it.Reset(line)
 	for it.Next() {
 		class, p, cname := b.classify()
 		switch {
-		case class == keyMsg && p < msgPrio:
-			if msgPrio < len(b.msgFields) {
+		case class == keyMsg && (p < msgPrio || msgEmpty):
+			// As VictoriaLogs' _msg_field, the message is the best
+			// candidate that is not empty: an empty one is taken only
+			// while no other has come, and goes when one does.
+			empty := b.emptyValue()
+			switch {
+			case msgPrio == len(b.msgFields): // the first candidate
+			case empty:
+				continue // passed over
+			case msgEmpty: // an empty candidate goes
+			default:
 				b.keep(r, msgName, msg) // a better candidate demotes the previous one
 			}
-			msgPrio, msgName = p, cname
+			msgPrio, msgName, msgEmpty = p, cname, empty
 			if b.needMsg || b.need.has(cname) {
 				msg = b.value()
 			}
@@ -621,6 +642,13 @@ func (b *recordBuilder) keep(r *Row, name, value string) {
 	if b.need.has(name) {
 		r.Set(name, value)
 	}
+}
+
+// emptyValue reports whether the current value is "" or null, without
+// decoding it.
+func (b *recordBuilder) emptyValue() bool {
+	k := b.it.Kind()
+	return k == ndjson.KindNull || k == ndjson.KindString && len(b.it.Raw()) == 0
 }
 
 // value returns the current leaf's text, copied into the arena only when it
