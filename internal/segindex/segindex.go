@@ -87,8 +87,10 @@ var noMap = false
 // frame per block, version 4 no segment blooms, version 5 xxhash64 for
 // every token (TokenHash), version 6 no packed columns, version 7 a time
 // column for lines whose times have no zone (read in UTC whatever the
-// query's zone), version 8 no row counts per id in packed columns.
-const Version = 9
+// query's zone), version 8 no row counts per id in packed columns,
+// version 9 a top-level empty key as a field named "" (not _msg) and an
+// empty message field taken over a later non-empty one.
+const Version = 10
 
 const (
 	magic      = "SPATEIDX"
