@@ -5,7 +5,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/spate-io/spate/internal/bytesutil"
 	"github.com/spate-io/spate/internal/syslogline"
+	"github.com/spate-io/spate/internal/timeparse"
 )
 
 // Input format kinds (InputFormat.Kind).
@@ -126,7 +128,7 @@ func (b *recordBuilder) fields(kv []Field, r *Row) {
 	if ti >= 0 {
 		tm, timeName = kv[ti].Value, kv[ti].Name
 	}
-	b.finish(r, msg, msgName, tm, timeName)
+	b.finish(r, msg, msgName, tm, timeName, timeparse.MeansNow(bytesutil.ToUnsafeBytes(tm)))
 }
 
 // parseLogfmt appends the pairs of a logfmt line to dst: `k=v k2="a b"

@@ -382,6 +382,7 @@ func (b *recordBuilder) build(line []byte, r *Row) bool {
 	var msg, tm string
 	var msgName, timeName string
 	var msgEmpty bool // the message candidate taken is "" or null
+	var timeNow bool  // the time candidate taken means "now" (nowValue)
 	var seen uint64   // b.earlyNames set so far, by index
 	it := &b.it
 	it.Reset(line)
@@ -405,11 +406,20 @@ func (b *recordBuilder) build(line []byte, r *Row) bool {
 			if b.needMsg || b.need.has(cname) {
 				msg = b.value()
 			}
-		case class == keyTime && p < timePrio:
-			if timePrio < len(b.timeFields) {
+		case class == keyTime && (p < timePrio || timeNow):
+			// A value that means "now" to VictoriaLogs ("", null, "0",
+			// "-") is no time: it is taken only while no other candidate
+			// has come, and goes when one does, as at ingestion.
+			now := b.nowValue()
+			switch {
+			case timePrio == len(b.timeFields): // the first candidate
+			case now:
+				continue // passed over
+			case timeNow: // a "now" candidate goes
+			default:
 				b.keep(r, timeName, tm)
 			}
-			timePrio, timeName = p, cname
+			timePrio, timeName, timeNow = p, cname, now
 			if b.needTime || b.need.has(cname) {
 				tm = b.value()
 			}
@@ -436,14 +446,14 @@ func (b *recordBuilder) build(line []byte, r *Row) bool {
 		b.plain(line, r)
 		return true
 	}
-	b.finish(r, msg, msgName, tm, timeName)
+	b.finish(r, msg, msgName, tm, timeName, timeNow)
 	return true
 }
 
 // finish sets what every structured log gets after its fields: _msg (the
 // winning message candidate's value msg, from field msgName), the stream
 // fields of stores, and _time from tm (field timeName).
-func (b *recordBuilder) finish(r *Row, msg, msgName, tm, timeName string) {
+func (b *recordBuilder) finish(r *Row, msg, msgName, tm, timeName string, timeNow bool) {
 	b.timeText = tm
 	if b.needMsg {
 		if msg == "" {
@@ -469,8 +479,13 @@ func (b *recordBuilder) finish(r *Row, msg, msgName, tm, timeName string) {
 			r.Set("_stream_id", b.emptyStreamID)
 		}
 	}
-	if b.needTime && tm != "" {
-		if ns, ok := b.timeLayout.Parse(tm, b.timeLoc); ok {
+	// A time that means "now" to VictoriaLogs (nowValue, or 0: 1970-01-01
+	// exactly, "0.0") is no time for a line read in place: the row has no
+	// _time, and the field is not kept.
+	if b.needTime && tm != "" && !timeNow {
+		if ns, ok := b.timeLayout.Parse(tm, b.timeLoc); ok && ns == 0 {
+			// no time
+		} else if ok {
 			r.Time, r.HasTime = ns, true
 			if b.needTimeTx {
 				r.Set("_time", b.arena.take(timeparse.AppendRFC3339(b.arena.appendBuf(40), ns)))
@@ -649,6 +664,19 @@ func (b *recordBuilder) keep(r *Row, name, value string) {
 func (b *recordBuilder) emptyValue() bool {
 	k := b.it.Kind()
 	return k == ndjson.KindNull || k == ndjson.KindString && len(b.it.Raw()) == 0
+}
+
+// nowValue reports whether the current value is one that VictoriaLogs
+// reads as the ingestion time: "", null, "0" or "-" (as a string or a
+// number), without decoding it.
+func (b *recordBuilder) nowValue() bool {
+	switch b.it.Kind() {
+	case ndjson.KindNull:
+		return true
+	case ndjson.KindString, ndjson.KindNumber:
+		return timeparse.MeansNow(b.it.Raw())
+	}
+	return false
 }
 
 // value returns the current leaf's text, copied into the arena only when it

@@ -49,3 +49,45 @@ func TestMsgFieldAsVictoriaLogs(t *testing.T) {
 	f(query.Options{MsgField: "m"}, "empty key", "own", "named", missing, missing, missing)
 	f(query.Options{MsgField: "_msg"}, "empty key", "own", "own", missing, missing, missing)
 }
+
+// TestTimeMeansNow: a time that VictoriaLogs reads as the ingestion time
+// ("", null, "0", "-", or 0 itself) gives a line read in place no _time and
+// is not kept as a field; a later candidate's time takes its place (found
+// by TestVictoriaLogsLines: "0" read as 1970, "-" kept as the field).
+func TestTimeMeansNow(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a.ndjson")
+	lines := `{"_time":"0","m":"a"}
+{"_time":"-","m":"b"}
+{"_time":null,"m":"c"}
+{"_time":0.0,"m":"d"}
+{"_time":"1970-01-01T00:00:00Z","m":"e"}
+{"_time":"0","ts":"2026-01-02T03:04:05Z","m":"f"}
+{"t":"-","m":"g"}
+{"_time":"2026-01-02T03:04:05Z","m":"h"}
+`
+	if err := os.WriteFile(path, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := fileread.Config{Strategy: fileread.Bufio, Workers: 1}
+	f := func(opts query.Options, want ...string) {
+		t.Helper()
+		rows, _, err := runEngine(t, `* | fields _time, m, t, ts`, path, cfg, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) != len(want) {
+			t.Fatalf("%+v: %d rows, want %d", opts, len(rows), len(want))
+		}
+		for i, w := range want {
+			got := rows[i]["_time"] + "|" + rows[i]["t"] + "|" + rows[i]["ts"]
+			if w != "*" && got != w {
+				t.Errorf("%+v: line %d: _time|t|ts %q, want %q (row %v)", opts, i+1, got, w, rows[i])
+			}
+		}
+	}
+	const day = "2026-01-02T03:04:05Z"
+	f(query.Options{}, "||", "||", "||", "||", "||", day+"||", "|-|", day+"||")
+	// (With --time-field t, _time is a field of these lines: only the
+	// line with t is looked at.)
+	f(query.Options{TimeField: "t"}, "*", "*", "*", "*", "*", "*", "||", "*")
+}

@@ -88,8 +88,9 @@ var noMap = false
 // every token (TokenHash), version 6 no packed columns, version 7 a time
 // column for lines whose times have no zone (read in UTC whatever the
 // query's zone), version 8 no row counts per id in packed columns,
-// version 9 a top-level empty key as a field named "" (not _msg) and an
-// empty message field taken over a later non-empty one.
+// version 9 a top-level empty key as a field named "" (not _msg), an
+// empty message field taken over a later non-empty one, and "0", "-" and
+// 0 as times (not "no time", as VictoriaLogs reads them).
 const Version = 10
 
 const (
