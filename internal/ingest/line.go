@@ -322,13 +322,16 @@ func (pr *Processor) rebuild(line []byte, sc scanResult) []byte {
 	out = timeparse.AppendRFC3339(out, sc.ts)
 	out = append(out, '"')
 	if len(p.StreamFields) > 0 {
-		out = pr.appendStream(out)
+		out = pr.appendStream(out, msgKey)
 	}
 	msgDone := false
 	it := &pr.it
 	it.Reset(line)
 	for it.Next() {
 		k := bytesutil.ToUnsafeString(it.Key())
+		if k == "" {
+			k = "_msg" // VictoriaLogs' name of a top-level empty key
+		}
 		switch {
 		case k == "_time" || (sc.timeKey >= 0 && k == pr.timeKeys[sc.timeKey]):
 			continue // replaced by the normalised _time
@@ -371,10 +374,16 @@ func (pr *Processor) rebuild(line []byte, sc scanResult) []byte {
 // scan has just walked: the tags are its stream fields with non-empty
 // values (every occurrence, as VictoriaLogs takes them), an extra field of
 // the same name replacing them; those ignore_fields names are left out, as
-// VictoriaLogs' GetLogRows leaves them out of its stream fields.
-func (pr *Processor) appendStream(out []byte) []byte {
+// VictoriaLogs' GetLogRows leaves them out of its stream fields. The
+// field that becomes _msg (the first non-empty msgKey) is not a stream
+// field any more, as VictoriaLogs renames it before it builds the stream.
+func (pr *Processor) appendStream(out []byte, msgKey string) []byte {
 	tags := pr.tags[:0]
 	for _, r := range pr.tagRefs {
+		if msgKey != "" && r.name == msgKey {
+			msgKey = "" // renamed _msg: this occurrence only
+			continue
+		}
 		if !pr.p.extra(r.name) && !ignored(pr.p.IgnoreFields, r.name) {
 			tags = append(tags, logstream.Tag{Name: r.name, Value: bytesutil.ToUnsafeString(pr.tagBuf[r.off:r.end])})
 		}

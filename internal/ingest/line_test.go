@@ -125,6 +125,10 @@ func TestProcessRewrite(t *testing.T) {
 		`{"_time":"2026-11-22T10:00:00Z","message":"","_msg":"x \"q\""}`)
 	// Without _time_field, a ts that is not a time stays a field.
 	f(`_msg_field=msg`, `{"ts":"12ms","msg":"a"}`, `{"_time":"2026-11-22T10:00:00Z","ts":"12ms","_msg":"a"}`)
+	// A top-level empty key is _msg: decolorized as _msg, replaced by the
+	// _msg_field's value.
+	f(`decolorize_fields=_msg`, `{"":"\u001b[31mred\u001b[0m","a":{"":"x"}}`, `{"_time":"2026-11-22T10:00:00Z","_msg":"red","a.":"x"}`)
+	f(`_msg_field=m`, `{"":"old","m":"new"}`, `{"_time":"2026-11-22T10:00:00Z","_msg":"new"}`)
 	// Nested objects are flattened; ignore_fields take prefixes.
 	f(`ignore_fields=http.*,trace_id`, `{"http":{"ua":"curl","code":200},"trace_id":"t","user":{"id":7,"tags":[1, 2]}}`,
 		`{"_time":"2026-11-22T10:00:00Z","user.id":7,"user.tags":[1, 2]}`)
@@ -210,6 +214,10 @@ func TestProcessStream(t *testing.T) {
 	// VictoriaLogs' GetLogRows leaves ignored names out of the stream
 	// fields; an extra field of a stream field's name is its value.
 	f("_stream_fields=a,b&ignore_fields=a", `{"a":"x","b":"y"}`, `{b="y"}`)
+	// The field renamed _msg is no stream field any more (VictoriaLogs
+	// renames it first), a later occurrence of its name still is.
+	f("_stream_fields=a,b&_msg_field=a", `{"a":"x","b":"y"}`, `{b="y"}`)
+	f("_stream_fields=a&_msg_field=a", `{"a":"","a":"x","a":"z"}`, `{a="z"}`)
 	f("_stream_fields=a,b&ignore_fields=a*", `{"a":"x","ab":"z","b":"y"}`, `{b="y"}`)
 	f("_stream_fields=a&extra_fields=a=e&ignore_fields=a", `{"a":"x"}`, `{a="e"}`)
 }
