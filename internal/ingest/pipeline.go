@@ -286,9 +286,12 @@ type Request struct {
 	MaxBytes int64
 	// Written says that Body's lines were made by RowWriter, each with a
 	// time (as syslog's are): they are stored without the validating
-	// scan, their time and _stream read from their first fields. Lines
-	// that do not start and end as RowWriter writes them are checked as
-	// any. Set it only for lines made in-process.
+	// scan, their time and _stream read from their first fields, and may
+	// be longer than Config.MaxLineBytes (their maker bounds what they
+	// hold: syslog its messages, as VictoriaLogs bounds the message and
+	// not the row it stores), though not than a chunk. Lines that do not
+	// start and end as RowWriter writes them are checked as any. Set it
+	// only for lines made in-process.
 	Written bool
 	// AllErrors makes Result.Errors name every rejected line, not only
 	// the first MaxErrors (for protocols that answer line by line, such
@@ -352,7 +355,7 @@ func (c *chunk) process(maxLine int, now int64) {
 			line, rest = rest, nil
 		}
 		c.lines++
-		if len(line) > maxLine {
+		if len(line) > maxLine && !c.written {
 			c.reject(fmt.Sprintf("line is %d bytes, more than the limit of %d; skipped", len(line), maxLine))
 			continue
 		}
@@ -362,6 +365,10 @@ func (c *chunk) process(maxLine int, now int64) {
 		if c.written {
 			if out, ts, ok := c.pr.processWritten(line); ok {
 				c.batch.Add(out, ts, c.pr.Stream())
+				continue
+			}
+			if len(line) > maxLine {
+				c.reject(fmt.Sprintf("line is %d bytes, more than the limit of %d; skipped", len(line), maxLine))
 				continue
 			}
 		}

@@ -407,6 +407,24 @@ func TestIngestWritten(t *testing.T) {
 	}
 }
 
+// TestIngestWrittenLong checks that a line RowWriter wrote, given as
+// Written, is stored when longer than MaxLineBytes (syslog bounds the
+// message, not its line), and that other lines are still held to it.
+func TestIngestWrittenLong(t *testing.T) {
+	w := RowWriter{}
+	long := strings.Repeat("m", 300)
+	body := w.Append(nil, &Row{Time: time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC).UnixNano(), Fields: []Field{{"_msg", long}}})
+	body = append(body, `{"_msg":"`+long+`"}`+"\n"...)
+	for _, written := range []bool{true, false} {
+		p := newTestPipeline(t, Config{ChunkBytes: 4096, MaxLineBytes: 100})
+		tk, _ := p.Admit(-1)
+		res := p.Ingest(context.Background(), tk, &Request{Body: bytes.NewReader(body), Sink: &daySink{}, Written: written})
+		if want := int64(map[bool]int{true: 1}[written]); res.Err != nil || res.Accepted != want || res.Rejected != 2-want {
+			t.Errorf("written %v: %+v, want %d accepted", written, res, want)
+		}
+	}
+}
+
 // TestAppendField checks the fused writer against quoting name and value
 // one by one, over strings with and without bytes to escape.
 func TestAppendField(t *testing.T) {
