@@ -102,6 +102,9 @@ func startCommand(t *testing.T, sub string, args ...string) *serveChild {
 	go func() {
 		defer close(c.done)
 		sc := bufio.NewScanner(pipe)
+		// Long lines too (a warning may quote a 256 KiB syslog message):
+		// a child whose stderr is not read blocks as it logs.
+		sc.Buffer(nil, 16<<20)
 		for sc.Scan() {
 			line := sc.Text()
 			if u, ok := strings.CutPrefix(line, "spate "+sub+": listening on "); ok {

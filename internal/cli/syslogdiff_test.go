@@ -43,6 +43,9 @@ import (
 type sysCase struct {
 	transport string // "tcp-octet", "tcp-newline", "udp-octet", "udp-newline"
 	msgs      []string
+	// tail is sent after the framed messages, as it is: a frame both
+	// servers drop, with what follows it.
+	tail string
 }
 
 // payload frames c's messages.
@@ -58,7 +61,7 @@ func (c *sysCase) payload() []byte {
 			b = append(b, '\n')
 		}
 	}
-	return b
+	return append(b, c.tail...)
 }
 
 // sysGen makes random syslog messages from one seed.
@@ -316,8 +319,14 @@ func (g *sysGen) sysCase() sysCase {
 		}
 		c.msgs = append(c.msgs, m)
 		if bad {
-			break
+			return c
 		}
+	}
+	if strings.HasSuffix(c.transport, "octet") && g.chance(0.08) {
+		// An empty frame, or a bad one: an octet count over the limit,
+		// not followed by a space, or cut short.
+		c.tail = g.of("0 ", "0 0 ", "999999999 <14>1 - h a p m - over", "12x <14>1 - h a p m - bad count", "40 <14>1 - h a p m - cut short",
+			"0 12 <14>1 - a b")
 	}
 	return c
 }
@@ -340,11 +349,12 @@ func (g *sysGen) long(m, transport string) string {
 	long := m + strings.Repeat(g.of("x", "é", " y"), pad)[:pad]
 	// Not in a stream field (a message cut after its hostname): its
 	// _stream would pass VictoriaLogs' 64 KiB index item limit
-	// (docs/serve.md).
+	// (docs/serve.md). Nor in the timestamp, which would not parse:
+	// VictoriaLogs drops the rest of the connection.
 	var p syslogline.Parser
 	p.Parse(long)
 	for _, f := range p.Fields {
-		if len(f.Value) > 1000 && slices.Contains(syslog.DefaultStreamFields, f.Name) {
+		if len(f.Value) > 1000 && (f.Name == "timestamp" || slices.Contains(syslog.DefaultStreamFields, f.Name)) {
 			return m
 		}
 	}
@@ -382,7 +392,7 @@ func sysSend(t *testing.T, addr string, cases []sysCase, received func() int) in
 			p := c.payload()
 			if sent-counted >= 8 || inflight+len(p) > 100<<10 {
 				for deadline := time.Now().Add(10 * time.Second); counted < sent; time.Sleep(20 * time.Millisecond) {
-					if counted = received(); time.Now().After(deadline) {
+					if counted = received(); counted < sent && time.Now().After(deadline) {
 						t.Fatalf("%s received %d of %d datagrams: lost on the loopback, which says nothing of the rows", addr, counted, sent)
 					}
 				}
@@ -516,6 +526,9 @@ func TestShipperSyslogRandom(t *testing.T) {
 		for i, c := range cases {
 			for _, m := range c.msgs {
 				fmt.Fprintf(&b, "%d %s %q\n", i, c.transport, m)
+			}
+			if c.tail != "" {
+				fmt.Fprintf(&b, "%d %s-tail %q\n", i, c.transport, c.tail)
 			}
 		}
 		os.WriteFile(dump, []byte(b.String()), 0o644)
