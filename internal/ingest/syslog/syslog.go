@@ -164,7 +164,12 @@ func (e *Encoder) setConfig(cfg Config) {
 // TimeError is returned for a message whose timestamp does not parse.
 type TimeError struct{ Timestamp string }
 
+// Error quotes at most the first 64 bytes of the timestamp (a message can
+// carry up to the line limit there, and the error is logged).
 func (e *TimeError) Error() string {
+	if ts := e.Timestamp; len(ts) > 64 {
+		return fmt.Sprintf("cannot parse syslog timestamp %q... (%d bytes)", ts[:64], len(ts))
+	}
 	return fmt.Sprintf("cannot parse syslog timestamp %q", e.Timestamp)
 }
 
