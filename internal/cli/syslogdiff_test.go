@@ -1,15 +1,11 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net"
-	"net/http"
-	"net/url"
 	"os"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -454,41 +450,11 @@ func sysRows(t *testing.T, base string, from, to time.Time, flush func(), msgFal
 	return rows
 }
 
+// sysQuery returns the rows of base's default tenant (syslog's, 0:0) as
+// shipRows gives them.
 func sysQuery(t *testing.T, base string, from, to time.Time, msgFallback bool) []string {
 	t.Helper()
-	form := url.Values{"query": {"*"}, "start": {"1900-01-01T00:00:00Z"}, "end": {"2260-01-01T00:00:00Z"}}
-	resp, err := http.PostForm(base+"/select/logsql/query", form)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != 200 {
-		t.Fatalf("%s query: %d", base, resp.StatusCode)
-	}
-	var rows []string
-	dec := json.NewDecoder(resp.Body)
-	for dec.More() {
-		var r map[string]string
-		if err := dec.Decode(&r); err != nil {
-			t.Fatal(err)
-		}
-		if ts, err := time.Parse(time.RFC3339Nano, r["_time"]); err == nil && !ts.Before(from) && !ts.After(to) {
-			r["_time"] = "now"
-		}
-		if msgFallback && r["_msg"] == shipMissingMsg {
-			for _, k := range []string{"msg", "message", "log"} {
-				if v := r[k]; v != "" {
-					r["_msg"] = v
-					delete(r, k)
-					break
-				}
-			}
-		}
-		b, _ := json.Marshal(r) // sorted keys
-		rows = append(rows, string(b))
-	}
-	sort.Strings(rows)
-	return rows
+	return shipRows(t, base, 0, from, to, msgFallback) // syslog's tenant is 0:0
 }
 
 // shortRows returns rows with the middle of long ones cut out.
