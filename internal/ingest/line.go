@@ -95,11 +95,12 @@ func (e *BadLineError) Error() string {
 //
 // A time field whose value is empty, null, "0" or "-", or a time of 0,
 // counts as absent, and the line gets the ingestion time unless another
-// time field has one, as in VictoriaLogs. Without Params.TimeField, a
-// value that is not a time in a field other than _time (ts, time, ...)
-// leaves the line an ordinary field: VictoriaLogs reads only _time then. Stored as received, such a line keeps its fields but a
-// top-level _time holding such a value gets the time written in its place,
-// so that queries read the time the line was given.
+// time field has one, as in VictoriaLogs. Without Params.TimeField, such a
+// value, or one that is no time, in a field other than _time (ts, time,
+// ...) is an ordinary field: VictoriaLogs reads only _time then. Stored as
+// received, such a line keeps its fields but a top-level _time holding
+// such a value gets the time written in its place, so that queries read
+// the time the line was given.
 func (pr *Processor) Process(line []byte, now int64) ([]byte, int64, error) {
 	line = bytes.TrimSuffix(line, []byte{'\r'})
 	sc, err := pr.scan(line, now)

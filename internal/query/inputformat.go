@@ -112,7 +112,10 @@ func (b *recordBuilder) fields(kv []Field, r *Row) {
 		if p := slices.Index(b.msgFields, kv[i].Name); p >= 0 && p < msgPrio {
 			msgPrio, mi = p, i
 		}
-		if p := slices.Index(b.timeFields, kv[i].Name); p >= 0 && p < timePrio {
+		if p := slices.Index(b.timeFields, kv[i].Name); p >= 0 && p < timePrio &&
+			!(p > 0 && b.autoTime && kv[i].Value != "" && timeparse.MeansNow(bytesutil.ToUnsafeBytes(kv[i].Value))) {
+			// ("0" or "-" in ts, time, ... is an ordinary field, as
+			// in build.)
 			timePrio, ti = p, i
 		}
 	}

@@ -115,6 +115,7 @@ type recordBuilder struct {
 	timeText   string
 	msgFields  []string
 	timeFields []string
+	autoTime   bool             // timeFields are the default list (no --time-field)
 	timeLoc    *time.Location   // zone of time values without one
 	timeLayout timeparse.Layout // how time values are read
 	arena      *arena
@@ -211,6 +212,7 @@ func newRecordBuilder(p *plan, a *arena) *recordBuilder {
 	if p.opts.TimeField != "" {
 		b.timeFields = []string{p.opts.TimeField}
 	}
+	b.autoTime = p.opts.TimeField == ""
 	// Only these can be renamed (see finish); usually none.
 	for _, n := range p.named {
 		if n != "_msg" && n != "_time" && (slices.Contains(b.msgFields, n) || slices.Contains(b.timeFields, n)) {
@@ -411,6 +413,15 @@ func (b *recordBuilder) build(line []byte, r *Row) bool {
 			// "-") is no time: it is taken only while no other candidate
 			// has come, and goes when one does, as at ingestion.
 			now := b.nowValue()
+			if now && p > 0 && b.autoTime && !b.emptyValue() {
+				// "0" or "-" not in _time (in ts, time, ...), which
+				// VictoriaLogs does not read as a time: an ordinary
+				// field, as spate serve stores it.
+				if b.need.has(cname) {
+					r.Set(cname, b.value())
+				}
+				continue
+			}
 			switch {
 			case timePrio == len(b.timeFields): // the first candidate
 			case now:
@@ -481,17 +492,23 @@ func (b *recordBuilder) finish(r *Row, msg, msgName, tm, timeName string, timeNo
 	}
 	// A time that means "now" to VictoriaLogs (nowValue, or 0: 1970-01-01
 	// exactly, "0.0") is no time for a line read in place: the row has no
-	// _time, and the field is not kept.
+	// _time, and the field is not kept (but for ts, time, ... without
+	// --time-field, which VictoriaLogs does not read as times: they stay
+	// fields, as spate serve stores them).
 	if b.needTime && tm != "" && !timeNow {
-		if ns, ok := b.timeLayout.Parse(tm, b.timeLoc); ok && ns == 0 {
-			// no time
-		} else if ok {
+		ns, ok := b.timeLayout.Parse(tm, b.timeLoc)
+		switch {
+		case ok && ns == 0:
+			if b.autoTime && timeName != "_time" && (b.needTimeTx || b.need.has(timeName)) {
+				r.Set(timeName, tm)
+			}
+		case ok:
 			r.Time, r.HasTime = ns, true
 			if b.needTimeTx {
 				r.Set("_time", b.arena.take(timeparse.AppendRFC3339(b.arena.appendBuf(40), ns)))
 				r.HasTime = true
 			}
-		} else {
+		default:
 			// Kept as it is, under its own name: the row has no _time.
 			if b.needTimeTx || b.need.has(timeName) {
 				r.Set(timeName, tm)

@@ -64,6 +64,8 @@ func TestTimeMeansNow(t *testing.T) {
 {"_time":"0","ts":"2026-01-02T03:04:05Z","m":"f"}
 {"t":"-","m":"g"}
 {"_time":"2026-01-02T03:04:05Z","m":"h"}
+{"ts":"0","m":"i"}
+{"ts":"1970-01-01T00:00:00Z","m":"j"}
 `
 	if err := os.WriteFile(path, []byte(lines), 0o644); err != nil {
 		t.Fatal(err)
@@ -86,8 +88,12 @@ func TestTimeMeansNow(t *testing.T) {
 		}
 	}
 	const day = "2026-01-02T03:04:05Z"
-	f(query.Options{}, "||", "||", "||", "||", "||", day+"||", "|-|", day+"||")
+	// (ts is no time to VictoriaLogs without a named time field: such a
+	// value stays a field, as spate serve stores it.)
+	f(query.Options{}, "||", "||", "||", "||", "||", day+"||", "|-|", day+"||", "||0", "||1970-01-01T00:00:00Z")
 	// (With --time-field t, _time is a field of these lines: only the
 	// line with t is looked at.)
-	f(query.Options{TimeField: "t"}, "*", "*", "*", "*", "*", "*", "||", "*")
+	f(query.Options{TimeField: "t"}, "*", "*", "*", "*", "*", "*", "||", "*", "*", "*")
+	// A named ts is read as the time.
+	f(query.Options{TimeField: "ts"}, "*", "*", "*", "*", "*", "*", "*", "*", "||", "||")
 }
