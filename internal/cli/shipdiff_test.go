@@ -631,26 +631,8 @@ func shipPost(t *testing.T, base string, c *shipCase, account int) (int, []byte)
 // _msg instead, as spate reads a line without _msg (docs/serve.md).
 func shipRows(t *testing.T, base string, account int, from, to time.Time, msgFallback bool) []string {
 	t.Helper()
-	form := url.Values{"query": {"*"}, "start": {"1900-01-01T00:00:00Z"}, "end": {"2260-01-01T00:00:00Z"}}
-	req, _ := http.NewRequest(http.MethodPost, base+"/select/logsql/query", strings.NewReader(form.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("AccountID", strconv.Itoa(account))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != 200 {
-		msg, _ := io.ReadAll(resp.Body)
-		t.Fatalf("%s query: %d %s", base, resp.StatusCode, msg)
-	}
 	var rows []string
-	dec := json.NewDecoder(resp.Body)
-	for dec.More() {
-		var r map[string]string
-		if err := dec.Decode(&r); err != nil {
-			t.Fatal(err)
-		}
+	for _, r := range selectAll(t, base, strconv.Itoa(account)) {
 		if ts, err := time.Parse(time.RFC3339Nano, r["_time"]); err == nil && !ts.Before(from) && !ts.After(to) {
 			r["_time"] = "now"
 		}

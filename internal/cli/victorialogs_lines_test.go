@@ -40,13 +40,8 @@ func TestVictoriaLogsLines(t *testing.T) {
 	if vlBin == "" {
 		t.Skip("set SPATE_VICTORIALOGS to a victoria-logs v1.52.1 binary")
 	}
-	requests, seed := 150, uint64(1)
-	if s := os.Getenv("SPATE_LINEDIFF_REQUESTS"); s != "" {
-		requests, _ = strconv.Atoi(s)
-	}
-	if s := os.Getenv("SPATE_LINEDIFF_SEED"); s != "" {
-		seed, _ = strconv.ParseUint(s, 10, 64)
-	}
+	requests := envInt("SPATE_LINEDIFF_REQUESTS", 150)
+	seed := uint64(envInt("SPATE_LINEDIFF_SEED", 1))
 	explore := os.Getenv("SPATE_LINEDIFF_EXPLORE") == "1"
 	// Times up to 2125 are kept (the default keeps 2 days ahead; 100y is the most it takes).
 	vl := startVictoriaLogsArgs(t, vlBin, "-futureRetention=99y")
