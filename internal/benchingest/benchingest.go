@@ -62,6 +62,11 @@ type Config struct {
 	Gzip       bool   // send each body gzip-compressed (compressed before the run)
 	Token      string // sent as "Authorization: Bearer Token" when set
 	Seed       uint64 // seed of the generated data (internal/gen)
+	// Input, when set, is a file of NDJSON lines sent instead of generated
+	// ones: its first PoolBytes, in whole lines, are the pool. Seed is then
+	// not used. The lines go as they are to jsonline and elasticsearch;
+	// the other protocols parse them (each must be a JSON object).
+	Input string
 
 	MaxBackoff time.Duration // cap on the wait after a 429, whatever Retry-After says; 0 means 100ms
 	MaxErrors  int           // failed requests (429s do not count) that stop the run with an error; 0 means 3
@@ -118,6 +123,7 @@ type Result struct {
 	BatchBytes  int      `json:"batch_bytes"`            // target raw bytes per body
 	Gzip        bool     `json:"gzip"`                   // bodies sent gzip-compressed
 	Seed        uint64   `json:"seed"`                   // of the generated data
+	Input       string   `json:"input,omitempty"`        // the file sent instead of generated data
 	DurationSec float64  `json:"duration_sec,omitempty"` // asked for (duration mode)
 	Volume      int64    `json:"volume,omitempty"`       // asked for (volume mode)
 
@@ -180,13 +186,13 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	res := Result{URL: target, Protocol: cfg.Protocol, Clients: cfg.Clients, BatchBytes: cfg.BatchBytes, Gzip: cfg.Gzip, Seed: cfg.Seed, Volume: cfg.Volume}
+	res := Result{URL: target, Protocol: cfg.Protocol, Clients: cfg.Clients, BatchBytes: cfg.BatchBytes, Gzip: cfg.Gzip, Seed: cfg.Seed, Input: cfg.Input, Volume: cfg.Volume}
 	if cfg.Volume == 0 {
 		res.DurationSec = cfg.Duration.Seconds()
 	}
 
 	genStart := time.Now()
-	p, err := makePool(ctx, cfg.PoolBytes, cfg.BatchBytes, cfg.Seed, cfg.Gzip, cfg.Protocol)
+	p, err := makePool(ctx, cfg.PoolBytes, cfg.BatchBytes, cfg.Seed, cfg.Input, cfg.Gzip, cfg.Protocol)
 	if err != nil {
 		return res, err
 	}

@@ -3,7 +3,10 @@ package benchingest
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"os"
 
 	"github.com/klauspost/compress/gzip"
 
@@ -26,26 +29,47 @@ type pool struct {
 }
 
 // makePool generates size bytes of NDJSON with internal/gen (seeded, so the
-// same for every run with the same seed), splits it into bodies of about
-// batchBytes, encodes each in proto and, if gz is set, compresses it. It allocates size
-// bytes, plus about a tenth of that again for the gzip streams, once;
-// nothing is generated or copied per request afterwards.
-func makePool(ctx context.Context, size int64, batchBytes int, seed uint64, gz bool, proto Protocol) (*pool, error) {
-	var buf bytes.Buffer
-	buf.Grow(int(size))
-	st, err := gen.Write(ctx, &buf, gen.Config{Seed: seed, Size: size, Format: "ndjson"})
-	if err != nil {
-		return nil, fmt.Errorf("cannot generate the request bodies: %w", err)
-	}
-	if st.Lines == 0 {
-		return nil, fmt.Errorf("cannot generate the request bodies: %d bytes hold no whole generated line", size)
-	}
-	p := &pool{data: buf.Bytes(), lines: st.Lines}
-	for _, raw := range splitBodies(nil, p.data, batchBytes) {
-		b := body{raw: raw, wire: raw, lines: int64(bytes.Count(raw, []byte{'\n'}))}
-		if b.wire, err = proto.encode(raw); err != nil {
+// same for every run with the same seed), or reads the first size bytes of
+// whole lines of the file input when it is not "", splits them into bodies
+// of about batchBytes, encodes each in proto and, if gz is set, compresses
+// it. It allocates size bytes, plus about a tenth of that again for the
+// gzip streams, once; nothing is generated or copied per request
+// afterwards.
+func makePool(ctx context.Context, size int64, batchBytes int, seed uint64, input string, gz bool, proto Protocol) (*pool, error) {
+	var p *pool
+	if input != "" {
+		data, err := readLines(input, size)
+		if err != nil {
 			return nil, err
 		}
+		p = &pool{data: data, lines: int64(bytes.Count(data, []byte{'\n'}))}
+	} else {
+		var buf bytes.Buffer
+		buf.Grow(int(size))
+		st, err := gen.Write(ctx, &buf, gen.Config{Seed: seed, Size: size, Format: "ndjson"})
+		if err != nil {
+			return nil, fmt.Errorf("cannot generate the request bodies: %w", err)
+		}
+		if st.Lines == 0 {
+			return nil, fmt.Errorf("cannot generate the request bodies: %d bytes hold no whole generated line", size)
+		}
+		p = &pool{data: buf.Bytes(), lines: st.Lines}
+	}
+	var before int64 // lines in the bodies before this one
+	for _, raw := range splitBodies(nil, p.data, batchBytes) {
+		b := body{raw: raw, wire: raw, lines: int64(bytes.Count(raw, []byte{'\n'}))}
+		var err error
+		if b.wire, err = proto.encode(raw); err != nil {
+			var le *lineError
+			switch {
+			case input != "" && errors.As(err, &le):
+				return nil, fmt.Errorf("%s:%d: cannot send it as %s: not a JSON object: %w", input, before+int64(le.Line), proto, le.Err)
+			case input != "":
+				return nil, fmt.Errorf("%s: cannot send its lines as %s: %w", input, proto, err)
+			}
+			return nil, fmt.Errorf("cannot encode the generated lines as %s: %w", proto, err)
+		}
+		before += b.lines
 		if gz {
 			if b.wire, err = gzipBytes(b.wire); err != nil {
 				return nil, err
@@ -54,6 +78,45 @@ func makePool(ctx context.Context, size int64, batchBytes int, seed uint64, gz b
 		p.bodies = append(p.bodies, b)
 	}
 	return p, nil
+}
+
+// readLines returns the whole lines in the first size bytes of the file
+// path, each ending in '\n' (a last line without one gets it when the file
+// ends there). Blank lines are kept: the server is sent them as they are.
+func readLines(path string, size int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the lines to send: %w", err)
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() < size {
+		size = st.Size() + 1 // room to see the end
+	}
+	buf := make([]byte, size)
+	n, err := io.ReadFull(f, buf)
+	eof := errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+	if err != nil && !eof {
+		return nil, fmt.Errorf("cannot read the lines to send: %w", err)
+	}
+	if !eof { // size bytes read: is that where the file ends?
+		var one [1]byte
+		if m, _ := f.Read(one[:]); m == 0 {
+			eof = true
+		}
+	}
+	data := buf[:n]
+	if i := bytes.LastIndexByte(data, '\n'); eof && i < len(data)-1 {
+		data = append(data, '\n') // the file's last line
+	} else {
+		data = data[:i+1]
+	}
+	if len(data) == 0 {
+		if eof {
+			return nil, fmt.Errorf("%s: no lines to send: the file is empty", path)
+		}
+		return nil, fmt.Errorf("%s: no whole line in its first %d bytes (the pool size; --volume sets it, up to 256 MiB)", path, size)
+	}
+	return data, nil
 }
 
 // splitBodies appends to dst the bodies of data: consecutive slices of data

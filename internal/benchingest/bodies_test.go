@@ -3,7 +3,10 @@ package benchingest
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -74,7 +77,7 @@ func TestSplitBodiesGenerated(t *testing.T) {
 
 func TestMakePool(t *testing.T) {
 	for _, gz := range []bool{false, true} {
-		p, err := makePool(context.Background(), 300<<10, 64<<10, 3, gz, JSONLine)
+		p, err := makePool(context.Background(), 300<<10, 64<<10, 3, "", gz, JSONLine)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,7 +107,77 @@ func TestMakePool(t *testing.T) {
 			t.Fatalf("gzip=%v: %d bodies, %d lines (pool %d)", gz, len(p.bodies), lines, p.lines)
 		}
 	}
-	if _, err := makePool(context.Background(), 10, 1<<20, 1, false, JSONLine); err == nil || !strings.Contains(err.Error(), "hold no whole generated line") {
+	if _, err := makePool(context.Background(), 10, 1<<20, 1, "", false, JSONLine); err == nil || !strings.Contains(err.Error(), "hold no whole generated line") {
 		t.Fatalf("a pool smaller than one line: %v", err)
+	}
+}
+
+func TestMakePoolInput(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, s string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	ctx := context.Background()
+	lines := `{"ts":"2026-01-02T03:04:05Z","msg":"one","service":"a"}` + "\n" +
+		`{"ts":1767323045,"msg":"two","service":"b"}` + "\n" +
+		`{"msg":"three","n":3}` // no '\n' at the end of the file
+	whole := write("whole.ndjson", lines)
+	for _, tc := range []struct {
+		size  int64
+		want  string
+		lines int64
+	}{
+		{1 << 20, lines + "\n", 3},                                               // all of it; the last line gets its '\n'
+		{int64(len(lines)), lines + "\n", 3},                                     // exactly the file
+		{int64(len(lines)) - 1, lines[:strings.LastIndexByte(lines, '\n')+1], 2}, // the last line cut: left out
+		{60, lines[:strings.IndexByte(lines, '\n')+1], 1},
+	} {
+		p, err := makePool(ctx, tc.size, 1<<20, 1, whole, false, JSONLine)
+		if err != nil {
+			t.Fatalf("size %d: %v", tc.size, err)
+		}
+		if string(p.data) != tc.want || p.lines != tc.lines || len(p.bodies) != 1 || p.bodies[0].lines != tc.lines {
+			t.Errorf("size %d: pool %q, %d lines, %d bodies", tc.size, p.data, p.lines, len(p.bodies))
+		}
+	}
+
+	// The other protocols parse the lines: the numeric ts is no RFC 3339
+	// time, so it stays a field (an attribute), and the line is sent.
+	p, err := makePool(ctx, 1<<20, 1<<20, 1, whole, false, OTLP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(p.bodies[0].wire, []byte("1767323045")) || !bytes.Contains(p.bodies[0].wire, []byte("three")) {
+		t.Errorf("the OTLP body lacks the second line's ts or the third line: %q", p.bodies[0].wire)
+	}
+
+	for _, tc := range []struct {
+		name, content string
+		size          int64
+		proto         Protocol
+		want          string
+	}{
+		{"empty", "", 1 << 20, JSONLine, "empty.ndjson: no lines to send: the file is empty"},
+		{"long", strings.Repeat("x", 100) + "\n", 50, JSONLine, "long.ndjson: no whole line in its first 50 bytes"},
+		// Body 2 starts at line 3: the error counts lines in the file.
+		{"bad", "{}\n{}\n{}\nnot json\n", 1 << 20, OTLP, "bad.ndjson:4: cannot send it as otlp: not a JSON object"},
+		{"bad1", "{}\n{\"a\":\n", 1 << 20, Loki, "bad1.ndjson:2: cannot send it as loki: not a JSON object"},
+	} {
+		path := write(tc.name+".ndjson", tc.content)
+		batch := 1 << 20
+		if tc.name == "bad" {
+			batch = 6 // two lines a body
+		}
+		_, err := makePool(ctx, tc.size, batch, 1, path, false, tc.proto)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want %q", tc.name, err, tc.want)
+		}
+	}
+	if _, err := makePool(ctx, 1<<20, 1<<20, 1, filepath.Join(dir, "absent"), false, JSONLine); err == nil || !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a missing file: %v", err)
 	}
 }

@@ -25,9 +25,13 @@ func WriteTable(w io.Writer, res *Result) error {
 	if res.Gzip {
 		gz = "on"
 	}
+	from := fmt.Sprintf("seed %d", res.Seed)
+	if res.Input != "" {
+		from = "from " + res.Input
+	}
 	fmt.Fprintf(w, "spate bench ingest: %s, %d clients, %s\n", res.URL, res.Clients, mode)
-	fmt.Fprintf(w, "bodies: %.0f KB raw on average (target %d B), %.0f KB sent, gzip %s; %d distinct bodies holding %.1f MB, %d lines of %.0f B on average (seed %d)\n\n",
-		res.AvgBodyBytes/1e3, res.BatchBytes, res.AvgWireBytes/1e3, gz, res.Bodies, float64(res.PoolBytes)/1e6, res.PoolLines, res.AvgLineBytes, res.Seed)
+	fmt.Fprintf(w, "bodies: %.0f KB raw on average (target %d B), %.0f KB sent, gzip %s; %d distinct bodies holding %.1f MB, %d lines of %.0f B on average (%s)\n\n",
+		res.AvgBodyBytes/1e3, res.BatchBytes, res.AvgWireBytes/1e3, gz, res.Bodies, float64(res.PoolBytes)/1e6, res.PoolLines, res.AvgLineBytes, from)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "MB/s\tMlines/s\twire MB/s\trequests\tok\t429\t429 rate\tfailed\tP50 ms\tP95 ms\tP99 ms\tmax ms\twall s\t")
 	fmt.Fprintf(tw, "%.1f\t%.3f\t%.1f\t%d\t%d\t%d\t%.1f%%\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t\n",

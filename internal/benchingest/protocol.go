@@ -98,23 +98,27 @@ type parsedLine struct {
 	fields  [][2]string
 }
 
-// parseLines reads every line of raw with the ndjson iterator.
+// parseLines reads every line of raw with the ndjson iterator. A time
+// field that is not an RFC 3339 time is kept as an ordinary field (the
+// server then stamps the line). Its error is a *lineError.
 func parseLines(raw []byte) ([]parsedLine, error) {
 	var it ndjson.Iter
 	var out []parsedLine
+	n := 0
 	for line := range bytes.Lines(raw) {
+		n++
 		line = bytes.TrimSuffix(line, []byte{'\n'})
 		pl := parsedLine{line: line}
 		it.Reset(line)
 		for it.Next() {
 			k, v := string(it.Key()), string(it.Value())
-			switch {
-			case pl.time == 0 && (k == "_time" || k == "ts" || k == "time" || k == "timestamp"):
-				t, ok := timeparse.ParseRFC3339(v)
-				if !ok {
-					return nil, fmt.Errorf("cannot parse the generated time %q", v)
+			if pl.time == 0 && (k == "_time" || k == "ts" || k == "time" || k == "timestamp") {
+				if t, ok := timeparse.ParseRFC3339(v); ok {
+					pl.time = t
+					continue
 				}
-				pl.time = t
+			}
+			switch {
 			case pl.msg == "" && (k == "_msg" || k == "msg" || k == "message"):
 				pl.msg = v
 			default:
@@ -128,12 +132,25 @@ func parseLines(raw []byte) ([]parsedLine, error) {
 			}
 		}
 		if err := it.Err(); err != nil {
-			return nil, fmt.Errorf("cannot parse a generated line: %w", err)
+			return nil, &lineError{Line: n, Err: err}
 		}
 		out = append(out, pl)
 	}
 	return out, nil
 }
+
+// lineError is an error in line Line (1-based) of the lines being
+// encoded.
+type lineError struct {
+	Line int
+	Err  error
+}
+
+func (e *lineError) Error() string {
+	return fmt.Sprintf("line %d is not a JSON object: %v", e.Line, e.Err)
+}
+
+func (e *lineError) Unwrap() error { return e.Err }
 
 // byService groups lines by service, in order of first appearance.
 func byService(lines []parsedLine) ([]string, map[string][]parsedLine) {

@@ -35,6 +35,7 @@ type benchIngestOpts struct {
 	fsync        string
 	tokenFile    string
 	seed         uint64
+	input        string
 	dir          string
 	keep         bool
 	serveArgs    []string
@@ -87,9 +88,9 @@ long it took to stop. With --url it loads a server that is already running
 protocol; a URL without a path gets /insert/jsonline).
 
 The bodies are made before the clock starts: a seeded sample from spate gen
-(--volume of it, at most 256 MiB, then cycled; 64 MiB with --duration) split
-on line boundaries into bodies of at most --batch-size bytes, gzip-compressed
-with --gzip. A 429 makes a client wait for Retry-After (at most 100ms) and
+(--volume of it, at most 256 MiB, then cycled; 64 MiB with --duration), or
+as much of the lines of --input FILE, split on line boundaries into bodies
+of at most --batch-size bytes, gzip-compressed with --gzip. A 429 makes a client wait for Retry-After (at most 100ms) and
 send the same body again, so with --volume the accepted volume is exact. Any
 other error status is counted; the third one stops the run with the
 server's message.
@@ -140,6 +141,9 @@ sending to reading the reply; peak RSS in MB (1e6 bytes).`,
   # VictoriaLogs (or any server with these endpoints) with the same load
   spate bench ingest --url http://127.0.0.1:9428 --protocol jsonline,loki
 
+  # your own logs instead of generated ones, cycled up to 1 GiB
+  spate bench ingest --input app.ndjson --volume 1GiB --protocol jsonline,otlp
+
   # a server that is already running, with a token
   spate bench ingest --url http://127.0.0.1:9428 --token-file ~/.spate-token --duration 30s`,
 		Args: cobra.NoArgs,
@@ -156,6 +160,7 @@ sending to reading the reply; peak RSS in MB (1e6 bytes).`,
 	f.StringVar(&o.fsync, "fsync", o.fsync, "the server's fsync mode: batch, interval or never; passed to a spawned server, and picks the --compare-write mode")
 	f.StringVar(&o.tokenFile, "token-file", "", "send the first token in this file (one per line, as for serve --auth-token-file) as Authorization: Bearer TOKEN; a spawned server gets the file as its --auth-token-file")
 	f.Uint64Var(&o.seed, "seed", 1, "seed of the generated logs")
+	f.StringVar(&o.input, "input", "", "send the lines of this NDJSON file instead of generated logs: its first 256 MiB at most (64 MiB with --duration), cycled; protocols other than jsonline and elasticsearch need each line to be a JSON object")
 	f.StringVar(&o.dir, "dir", "", "where the spawned server's data directory and the --compare-write files go (default: the system temp dir, "+os.TempDir()+")")
 	f.BoolVar(&o.keep, "keep", false, "keep the spawned server's data directory")
 	f.StringArrayVar(&o.serveArgs, "serve-arg", nil, "an extra argument for the spawned spate serve (repeatable), e.g. --serve-arg=--max-queue=256MiB")
@@ -210,6 +215,9 @@ func runBenchIngest(cmd *cobra.Command, o *benchIngestOpts) error {
 	}
 	if changed("duration") && changed("volume") {
 		return usagef("--duration and --volume exclude each other: a run is either timed or sized")
+	}
+	if changed("seed") && changed("input") {
+		return usagef("--seed and --input exclude each other: --seed picks generated logs, --input sends a file's")
 	}
 	if o.url != "" {
 		o.spawn = false
@@ -374,6 +382,11 @@ func (o *benchIngestOpts) config() (benchingest.Config, error) {
 	if len(o.serveArgs) > 0 && !o.spawn {
 		return zero, usagef("--serve-arg needs a spawned server, not --url")
 	}
+	if o.input != "" {
+		if _, err := os.Stat(o.input); err != nil {
+			return zero, fmt.Errorf("cannot read the lines to send: %w", err)
+		}
+	}
 	cfg := benchingest.Config{
 		URL:        o.url,
 		Clients:    o.clients,
@@ -382,6 +395,7 @@ func (o *benchIngestOpts) config() (benchingest.Config, error) {
 		BatchBytes: int(o.batchSize),
 		Gzip:       o.gzip,
 		Seed:       o.seed,
+		Input:      o.input,
 	}
 	if o.tokenFile != "" {
 		tok, err := firstToken(o.tokenFile)

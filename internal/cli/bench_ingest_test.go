@@ -30,6 +30,14 @@ type fakeIngest struct {
 	n     int
 	sent  int64 // 429s sent
 	lines int64
+	got   bytes.Buffer // the accepted bodies, in order
+}
+
+// body returns the bodies the fake accepted, joined.
+func (f *fakeIngest) body() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.got.String()
 }
 
 func (f *fakeIngest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -59,6 +67,7 @@ func (f *fakeIngest) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	n := bytes.Count(data, []byte{'\n'})
 	f.lines += int64(n)
+	f.got.Write(data)
 	fmt.Fprintf(w, `{"accepted":%d,"rejected":0,"errors":[]}`, n)
 }
 
@@ -175,6 +184,37 @@ func TestBenchIngestUsageErrors(t *testing.T) {
 	f("holds no token", "--url", "http://127.0.0.1:1", "--token-file", empty)
 	f(`cannot parse size "lots"`, "--volume", "lots")
 	f("unknown command", "extra")
+	f("--seed and --input exclude each other", "--seed", "2", "--input", empty)
+}
+
+// TestBenchIngestInput sends a file's lines: the server receives them as
+// they are, cycled to the volume, and the report names the file.
+func TestBenchIngestInput(t *testing.T) {
+	fi := &fakeIngest{}
+	url := newFakeIngest(t, fi)
+	in := filepath.Join(t.TempDir(), "app.ndjson")
+	lines := "{\"msg\":\"a\"}\n{\"msg\":\"b\"}\n"
+	if err := os.WriteFile(in, []byte(lines), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := runCLI(t, "bench", "ingest", "--url", url, "--input", in, "--volume", "140B", "--clients", "1", "--json", "-q")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var rep benchIngestReport
+	if err := json.Unmarshal(out, &rep); err != nil {
+		t.Fatalf("--json output: %v\n%s", err, out)
+	}
+	if r := rep.Ingest; r.Input != in || r.PoolLines != 2 || r.AcceptedLines != 10 || r.AcceptedBytes != 120 {
+		t.Fatalf("report %+v", r)
+	}
+	if got := fi.body(); got != strings.Repeat(lines, 5) {
+		t.Fatalf("the server received %q", got)
+	}
+	code, _, stderr = runCLI(t, "bench", "ingest", "--url", url, "--input", in+".absent", "-q")
+	if code != ExitFailure || !strings.Contains(stderr, "cannot read the lines to send") || !strings.Contains(stderr, "app.ndjson.absent") {
+		t.Fatalf("a missing file: exit %d, %s", code, stderr)
+	}
 }
 
 func TestBenchIngestCompareWrite(t *testing.T) {
