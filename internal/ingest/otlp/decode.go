@@ -26,20 +26,26 @@ var (
 	errVarint    = errors.New("bad varint")
 )
 
-// next reads the field at the start of b into f and returns the rest of b.
-// As VictoriaLogs (easyproto), it takes field number 0 and numbers up to
-// 2^32-1 and rejects groups (wire types 3 and 4) and wire types 6 and 7.
-func next(b []byte, f *field) ([]byte, error) {
-	// Fast path: a one-byte tag of a length-delimited field shorter than
-	// 128 bytes.
-	if len(b) >= 2 && b[0]&0x87 == 2 && b[1] < 0x80 {
-		n := int(b[1])
-		if len(b)-2 < n {
-			return nil, errTruncated
-		}
-		f.num, f.typ, f.data = uint64(b[0]>>3), protowire.BytesType, b[2:2+n]
-		return b[2+n:], nil
+// fast reads the most common field, a length-delimited one with a
+// one-byte tag and length, from the start of *b into f and advances *b
+// past it, or returns false and leaves both for nextSlow. Inlined.
+func (f *field) fast(b *[]byte) bool {
+	p := *b
+	if len(p) < 2 || p[0]&0x87 != 2 || p[1] >= 0x80 || int(p[1]) > len(p)-2 {
+		return false
 	}
+	n := 2 + int(p[1])
+	f.num, f.typ, f.data = uint64(p[0]>>3), protowire.BytesType, p[2:n]
+	*b = p[n:]
+	return true
+}
+
+// nextSlow reads the field at the start of b into f and returns the rest
+// of b: any field, where fast reads only the most common one. As
+// VictoriaLogs (easyproto), it takes field number 0 and numbers up to
+// 2^32-1 and rejects groups (wire types 3 and 4) and wire types 6 and 7.
+// The walks call fast first, then nextSlow when fast declines.
+func nextSlow(b []byte, f *field) ([]byte, error) {
 	tag, n := protowire.ConsumeVarint(b)
 	if n < 0 {
 		return nil, errVarint
@@ -96,8 +102,10 @@ func first(b []byte, num uint64, what string) ([]byte, bool, error) {
 	var f field
 	for len(b) > 0 {
 		var err error
-		if b, err = next(b, &f); err != nil {
-			return nil, false, err
+		if !f.fast(&b) {
+			if b, err = nextSlow(b, &f); err != nil {
+				return nil, false, err
+			}
 		}
 		if f.num == num {
 			if f.typ != protowire.BytesType {
@@ -152,8 +160,10 @@ func (d *decoder) request(b []byte) error {
 	var f field
 	for i := 0; len(b) > 0; {
 		var err error
-		if b, err = next(b, &f); err != nil {
-			return fmt.Errorf("otlp: ExportLogsServiceRequest: %w", err)
+		if !f.fast(&b) {
+			if b, err = nextSlow(b, &f); err != nil {
+				return fmt.Errorf("otlp: ExportLogsServiceRequest: %w", err)
+			}
 		}
 		if f.num != 1 {
 			continue
@@ -185,8 +195,10 @@ func (d *decoder) resourceLogs(b []byte) error {
 	stream, mark := len(d.fields), len(d.buf)
 	var f field
 	for i := 0; len(b) > 0; {
-		if b, err = next(b, &f); err != nil {
-			return err
+		if !f.fast(&b) {
+			if b, err = nextSlow(b, &f); err != nil {
+				return err
+			}
 		}
 		if f.num != 2 {
 			continue
@@ -213,8 +225,10 @@ func (d *decoder) attributes(b []byte, num uint64, prefix string, depth int) err
 	var f field
 	var err error
 	for len(b) > 0 {
-		if b, err = next(b, &f); err != nil {
-			return err
+		if !f.fast(&b) {
+			if b, err = nextSlow(b, &f); err != nil {
+				return err
+			}
 		}
 		if f.num != num {
 			continue
@@ -244,8 +258,10 @@ func (d *decoder) scopeLogs(b []byte, stream int) error {
 	common, mark := len(d.fields), len(d.buf)
 	var f field
 	for i := 0; len(b) > 0; {
-		if b, err = next(b, &f); err != nil {
-			return err
+		if !f.fast(&b) {
+			if b, err = nextSlow(b, &f); err != nil {
+				return err
+			}
 		}
 		if f.num != 2 {
 			continue
@@ -298,8 +314,10 @@ func (d *decoder) logRecord(b []byte, stream, common int) error {
 		err          error
 	)
 	for len(b) > 0 {
-		if b, err = next(b, &f); err != nil {
-			return err
+		if !f.fast(&b) {
+			if b, err = nextSlow(b, &f); err != nil {
+				return err
+			}
 		}
 		switch f.num {
 		case 1, 11: // time_unix_nano, observed_time_unix_nano
@@ -445,8 +463,10 @@ func splitKeyValue(b []byte) (key, val []byte, ok bool, err error) {
 		valErr           error
 	)
 	for len(b) > 0 {
-		if b, err = next(b, &f); err != nil {
-			return nil, nil, false, err
+		if !f.fast(&b) {
+			if b, err = nextSlow(b, &f); err != nil {
+				return nil, nil, false, err
+			}
 		}
 		switch f.num {
 		case 1:
@@ -485,8 +505,10 @@ func (d *decoder) anyValue(b []byte, name string, depth int) error {
 	var f field
 	var err error
 	for len(b) > 0 {
-		if b, err = next(b, &f); err != nil {
-			return err
+		if !f.fast(&b) {
+			if b, err = nextSlow(b, &f); err != nil {
+				return err
+			}
 		}
 		switch f.num {
 		case 1: // string_value

@@ -28,8 +28,10 @@ func (d *decoder) arrayJSON(b []byte, depth int) error {
 	var f field
 	var err error
 	for i := 0; len(b) > 0; {
-		if b, err = next(b, &f); err != nil {
-			return err
+		if !f.fast(&b) {
+			if b, err = nextSlow(b, &f); err != nil {
+				return err
+			}
 		}
 		if f.num != 1 {
 			continue
@@ -59,8 +61,10 @@ func (d *decoder) anyJSON(b []byte, depth int) error {
 	var err error
 	done := false
 	for len(b) > 0 {
-		if b, err = next(b, &f); err != nil {
-			return err
+		if !f.fast(&b) {
+			if b, err = nextSlow(b, &f); err != nil {
+				return err
+			}
 		}
 		if done {
 			continue
@@ -140,8 +144,10 @@ func (d *decoder) objectJSON(b []byte, depth int) error {
 	var f field
 	var err error
 	for len(b) > 0 {
-		if b, err = next(b, &f); err != nil {
-			return err
+		if !f.fast(&b) {
+			if b, err = nextSlow(b, &f); err != nil {
+				return err
+			}
 		}
 		if f.num != 1 {
 			continue
