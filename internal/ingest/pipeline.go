@@ -79,6 +79,14 @@ func (e *ReadError) Error() string        { return "cannot read request body: " 
 func (e *ReadError) Unwrap() error        { return e.Err }
 func (e *ReadError) Is(target error) bool { return target == ErrRead }
 
+// CheckError is a request that failed the check of an
+// UncheckedRowReader: nothing of it is stored. HTTP: 400, with Err's
+// message.
+type CheckError struct{ Err error }
+
+func (e *CheckError) Error() string { return e.Err.Error() }
+func (e *CheckError) Unwrap() error { return e.Err }
+
 // MaxErrors is how many bad lines a Result names.
 const MaxErrors = 10
 
@@ -441,8 +449,8 @@ func (p *Pipeline) Ingest(ctx context.Context, t *Ticket, req *Request) Result {
 	defer p.end()
 	r := &run{p: p, ctx: ctx, req: req}
 	r.held, t.held = t.held, 0
-	if rows, ok := r.directRows(); ok {
-		r.readRows(rows)
+	if rows, check, ok := r.directRows(); ok {
+		r.readRows(rows, check)
 	} else {
 		r.read()
 	}
@@ -558,13 +566,19 @@ func (r *run) read() {
 // the request's Params store its lines as written: readRows then takes its
 // rows without the text round trip (a goroutine, a pipe and a validating
 // scan of lines RowWriter made valid).
-func (r *run) directRows() (func(emit func(*Row) error) error, bool) {
+func (r *run) directRows() (decode func(emit func(*Row) error) error, check func() error, ok bool) {
 	rr, ok := r.req.Body.(*rowReader)
 	if !ok || r.req.Params.Rewrites() || r.req.MaxBytes > 0 {
-		return nil, false
+		return nil, nil, false
 	}
-	return rr.takeRows()
+	decode, ok = rr.takeRows()
+	return decode, rr.check, ok
 }
+
+// maxPendingChunks is how many chunks of an unchecked request readRows
+// holds back, uncommitted, before it runs the request's check: a request
+// whose rows fit in them is walked once, not twice.
+const maxPendingChunks = 4
 
 // errRowsStopped ends a decoder's emit once storing failed.
 var errRowsStopped = errors.New("storing stopped")
@@ -574,7 +588,14 @@ var errRowsStopped = errors.New("storing stopped")
 // chunk each time its batch reaches ChunkBytes. Memory: a chunk reserves
 // twice ChunkBytes, as read's do, and holds only its batch (at most
 // ChunkBytes plus one line).
-func (r *run) readRows(decode func(emit func(*Row) error) error) {
+//
+// With check set (an UncheckedRowReader's), decode may fail after it has
+// emitted rows: readRows then holds the chunks back, uncommitted, until
+// decode has returned nil, or until it would hold more than
+// maxPendingChunks or wait for memory, when it runs check first. If
+// decode or check fails meanwhile, nothing of the request is stored and
+// the request ends with a *CheckError.
+func (r *run) readRows(decode func(emit func(*Row) error) error, check func() error) {
 	p := r.p
 	w := RowWriter{Tenant: r.req.Tenant}
 	var (
@@ -583,14 +604,34 @@ func (r *run) readRows(decode func(emit func(*Row) error) error) {
 		now  int64
 		// nowLen is the length of `"_time":"<now>"`.
 		nowLen int
+		// pending: the request is not known to be valid yet, and nothing
+		// of it is committed.
+		pending = check != nil
 	)
+	// settle runs the check of a pending request, then commits what it
+	// holds.
+	settle := func() error {
+		pending = false
+		if err := check(); err != nil {
+			return &CheckError{Err: err}
+		}
+		r.commitReady()
+		return nil
+	}
 	submit := func() {
 		c.held, r.held = r.held, 0
 		r.queue = append(r.queue, c)
 		c = nil
-		r.commitReady()
+		if !pending {
+			r.commitReady()
+		}
 	}
 	start := func() error {
+		if pending && len(r.queue) > 0 && (len(r.queue) >= maxPendingChunks || !r.tryReserve()) {
+			if err := settle(); err != nil {
+				return err
+			}
+		}
 		if err := r.reserve(); err != nil {
 			return err
 		}
@@ -603,12 +644,15 @@ func (r *run) readRows(decode func(emit func(*Row) error) error) {
 		nowLen = len(timeparse.AppendRFC3339(append(line[:0], `"_time":"`...), now)) + 1
 		return nil
 	}
+	var emitErr error // what emit returned last, to tell decode's own errors
 	err := decode(func(row *Row) error {
 		if r.stopped {
-			return errRowsStopped
+			emitErr = errRowsStopped
+			return emitErr
 		}
 		if c == nil {
 			if err := start(); err != nil {
+				emitErr = err
 				return err
 			}
 		}
@@ -637,11 +681,19 @@ func (r *run) readRows(decode func(emit func(*Row) error) error) {
 			if c.batch.Lines > 0 {
 				submit()
 				if err := start(); err != nil {
+					emitErr = err
 					return err
 				}
 			}
 			if c.batch.Bytes+int64(len(line)) > r.held {
+				if pending && len(r.queue) > 0 {
+					if err := settle(); err != nil { // grow may wait for memory
+						emitErr = err
+						return err
+					}
+				}
 				if err := r.grow(); err != nil {
+					emitErr = err
 					return err
 				}
 			}
@@ -661,8 +713,32 @@ func (r *run) readRows(decode func(emit func(*Row) error) error) {
 			putBatch(c.batch)
 		}
 	}
+	if pending {
+		switch {
+		case err == nil:
+			// decode walked the whole request: it is valid.
+			pending = false
+			r.commitReady()
+		case emitErr == nil || err != emitErr:
+			// decode's own error: the request is invalid. check says why
+			// as a checked request would have been refused.
+			r.discard()
+			if cerr := check(); cerr != nil {
+				err = cerr
+			}
+			err = &CheckError{Err: err}
+		default:
+			// Storing failed (no memory, shutting down) before the request
+			// was known to be valid: nothing of it is kept.
+			r.discard()
+		}
+	}
+	var ce *CheckError
 	switch {
 	case err == nil, err == errRowsStopped:
+	case errors.As(err, &ce):
+		r.discard()
+		r.end(ce)
 	case errors.Is(err, ErrBusy), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded), r.ctx.Err() != nil:
 		r.end(err)
 	default:
@@ -755,30 +831,57 @@ var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); retu
 // reserve makes sure r.held covers the next chunk. It commits what is in
 // flight before waiting for memory (see Ingest).
 func (r *run) reserve() error {
-	if r.held > 0 {
+	if r.tryReserve() {
 		return nil
 	}
+	// Slow path: give back what this request holds, then wait in line.
 	p := r.p
 	n := 2 * int64(p.cfg.ChunkBytes)
-	if !p.mem.TryAcquire(n) {
-		// Slow path: give back what this request holds, then wait in line.
-		r.drain()
-		if r.stopped {
-			return nil // the failure is recorded; read stops
+	r.drain()
+	if r.stopped {
+		return nil // the failure is recorded; read stops
+	}
+	ctx, cancel := context.WithTimeout(r.ctx, p.cfg.MaxWait)
+	err := p.mem.Acquire(ctx, n)
+	cancel()
+	if err != nil {
+		if r.ctx.Err() != nil {
+			return context.Cause(r.ctx)
 		}
-		ctx, cancel := context.WithTimeout(r.ctx, p.cfg.MaxWait)
-		err := p.mem.Acquire(ctx, n)
-		cancel()
-		if err != nil {
-			if r.ctx.Err() != nil {
-				return context.Cause(r.ctx)
-			}
-			return fmt.Errorf("%w: no memory for the next chunk for %v", ErrBusy, p.cfg.MaxWait)
-		}
+		return fmt.Errorf("%w: no memory for the next chunk for %v", ErrBusy, p.cfg.MaxWait)
 	}
 	p.used.Add(n)
 	r.held = n
 	return nil
+}
+
+// tryReserve makes sure r.held covers the next chunk if that needs no
+// wait, and says whether it does.
+func (r *run) tryReserve() bool {
+	if r.held > 0 {
+		return true
+	}
+	n := 2 * int64(r.p.cfg.ChunkBytes)
+	if !r.p.mem.TryAcquire(n) {
+		return false
+	}
+	r.p.used.Add(n)
+	r.held = n
+	return true
+}
+
+// discard drops the chunks in the queue, uncommitted, with their lines'
+// counts: for a request refused whole, of which nothing was committed.
+func (r *run) discard() {
+	for _, c := range r.queue {
+		if c.batch != nil {
+			putBatch(c.batch)
+		}
+		r.p.release(c.held)
+	}
+	clear(r.queue)
+	r.queue = r.queue[:0]
+	r.res.BodyBytes = 0
 }
 
 // end records why the body ends early; chunks read before it are still

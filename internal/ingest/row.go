@@ -260,9 +260,24 @@ func RowReader(t segment.Tenant, decode func(emit func(*Row) error) error) io.Re
 	return &rowReader{t: t, decode: decode}
 }
 
+// UncheckedRowReader is RowReader for a decode that does not check the
+// whole request before it emits rows, so that it may fail after some: check
+// checks the whole request, and must fail exactly when decode would (with
+// the error to report). Nothing of a request that fails is stored; the
+// Ingest Result's error is then a *CheckError. Pipeline.Ingest taking the
+// rows directly holds them back until decode has returned, and runs check
+// only if the request's rows pass maxPendingChunks chunks (or memory runs
+// short): a request is then walked once where RowReader's callers walk it
+// twice (a check, then the rows). Read as text, the reader runs check
+// before decode.
+func UncheckedRowReader(t segment.Tenant, decode func(emit func(*Row) error) error, check func() error) io.ReadCloser {
+	return &rowReader{t: t, decode: decode, check: check}
+}
+
 type rowReader struct {
 	t      segment.Tenant
 	decode func(emit func(*Row) error) error
+	check  func() error // UncheckedRowReader's; nil for RowReader
 
 	once sync.Once
 	pr   *io.PipeReader
@@ -279,6 +294,12 @@ func (rr *rowReader) start() {
 		rr.pr, rr.done = pr, make(chan struct{})
 		go func() {
 			defer close(rr.done)
+			if rr.check != nil {
+				if err := rr.check(); err != nil {
+					pw.CloseWithError(&CheckError{Err: err})
+					return
+				}
+			}
 			bw := bufio.NewWriterSize(pw, 64<<10)
 			var line []byte
 			w := RowWriter{Tenant: rr.t}

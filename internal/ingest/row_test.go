@@ -448,3 +448,122 @@ func TestAppendField(t *testing.T) {
 		}
 	}
 }
+
+// TestIngestUnchecked checks UncheckedRowReader against RowReader: a valid
+// request is stored exactly as a checked one, and its check runs only when
+// its rows pass maxPendingChunks chunks or memory is short (never on the
+// text path's side of things: there it runs first); a request whose decode
+// fails midway stores nothing, whatever its size, and ends with a
+// *CheckError carrying check's error; and no memory stays reserved.
+func TestIngestUnchecked(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	big, once := 0, 0 // valid requests that needed their check, and that did not
+	for trial := range 120 {
+		cfg := Config{Workers: 1 + trial%3, ChunkBytes: 300 + rng.IntN(1500), MaxLineBytes: 100 + rng.IntN(150)}
+		if trial%4 == 3 {
+			cfg.MemoryBytes = int64(2*cfg.ChunkBytes + rng.IntN(4*cfg.ChunkBytes)) // room for 1-2 chunks
+		}
+		n := rng.IntN(600)
+		failAt := -1
+		if trial%3 == 2 {
+			failAt = rng.IntN(n + 1)
+			if trial%2 == 0 {
+				failAt = n // after the last row
+			}
+		}
+		var rows []Row
+		for i := range n {
+			r := Row{Stream: rng.IntN(3) - 1, Time: time.Date(2026, 1, 1+rng.IntN(2), 0, 0, 0, i, time.UTC).UnixNano()}
+			r.Fields = []Field{{"service", []string{"api", "db"}[rng.IntN(2)]},
+				{"_msg", strings.Repeat("m", rng.IntN(cfg.MaxLineBytes))}, {"i", fmt.Sprint(i)}}
+			if rng.IntN(8) > 0 {
+				r.Fields[1].Value = r.Fields[1].Value[:len(r.Fields[1].Value)/4] // most lines fit
+			}
+			rows = append(rows, r)
+		}
+		decode := func(emit func(*Row) error) error {
+			for i := range rows {
+				if i == failAt {
+					return errors.New("bad varint")
+				}
+				if err := emit(&rows[i]); err != nil {
+					return err
+				}
+			}
+			if failAt == n {
+				return errors.New("bad varint")
+			}
+			return nil
+		}
+		checks := 0
+		check := func() error {
+			checks++
+			if failAt >= 0 {
+				return fmt.Errorf("cannot read the request: row %d is bad", failAt)
+			}
+			return nil
+		}
+		run := func(rr io.ReadCloser, direct bool) (Result, *daySink) {
+			p := newTestPipeline(t, cfg)
+			sink := &daySink{}
+			var body io.Reader = rr
+			if !direct {
+				body = onlyReader{rr}
+			}
+			tk, ok := p.Admit(-1)
+			if !ok {
+				t.Fatal("Admit refused an idle pipeline")
+			}
+			res := p.Ingest(context.Background(), tk, &Request{Body: body, Sink: sink})
+			rr.Close()
+			if p.MemoryUsed() != 0 {
+				t.Fatalf("trial %d direct %v: %d bytes still reserved", trial, direct, p.MemoryUsed())
+			}
+			if res.Accepted != sink.lines {
+				t.Fatalf("trial %d direct %v: %d accepted, %d stored", trial, direct, res.Accepted, sink.lines)
+			}
+			return res, sink
+		}
+		for _, direct := range []bool{true, false} {
+			checks = 0
+			res, sink := run(UncheckedRowReader(segment.Tenant{}, decode, check), direct)
+			if failAt >= 0 {
+				var ce *CheckError
+				if !errors.As(res.Err, &ce) || ce.Err.Error() != fmt.Sprintf("cannot read the request: row %d is bad", failAt) ||
+					sink.lines != 0 || res.Lines != 0 || res.BodyBytes != 0 || res.Rejected != 0 {
+					t.Fatalf("trial %d direct %v: failing at row %d of %d: %+v, %d stored", trial, direct, failAt, n, res, sink.lines)
+				}
+				if !direct && checks != 1 {
+					t.Fatalf("trial %d: the text path ran check %d times", trial, checks)
+				}
+				continue
+			}
+			want, wantSink := run(RowReader(segment.Tenant{}, decode), direct)
+			if res.Err != nil || res.Accepted != want.Accepted || res.Rejected != want.Rejected || res.Lines != want.Lines ||
+				res.StoredBytes != want.StoredBytes || res.BodyBytes != want.BodyBytes || !slices.Equal(res.Errors, want.Errors) {
+				t.Fatalf("trial %d direct %v: %+v, checked %+v", trial, direct, res, want)
+			}
+			if got, want := sink.String(), wantSink.String(); got != want {
+				t.Fatalf("trial %d direct %v: stored\n%s\nchecked\n%s", trial, direct, got, want)
+			}
+			switch {
+			case !direct && checks != 1:
+				t.Fatalf("trial %d: the text path ran check %d times", trial, checks)
+			case direct && checks > 1:
+				t.Fatalf("trial %d: check ran %d times", trial, checks)
+			case direct && cfg.MemoryBytes == 0 && res.StoredBytes < int64(cfg.ChunkBytes) && checks != 0:
+				t.Fatalf("trial %d: %d bytes in one chunk, and check ran", trial, res.StoredBytes)
+			case direct && res.StoredBytes > int64(maxPendingChunks+1)*int64(cfg.ChunkBytes+cfg.MaxLineBytes+200):
+				if checks != 1 {
+					t.Fatalf("trial %d: %d bytes in chunks of %d, and check ran %d times", trial, res.StoredBytes, cfg.ChunkBytes, checks)
+				}
+				big++
+			case direct && checks == 0:
+				once++
+			}
+		}
+	}
+	if big < 5 || once < 5 {
+		t.Fatalf("only %d valid requests were checked for their size and %d walked once", big, once)
+	}
+}

@@ -269,7 +269,13 @@ func (s *Server) insertWith(r *http.Request, body *bodyReader, rep *insertReport
 // a message that says what was kept.
 func (s *Server) ingestFailed(rep *insertReport, body *bodyReader, enc string, err error) int {
 	kept := fmt.Sprintf("; the first %d lines were dealt with (%d stored, %d rejected)", rep.Lines, rep.Accepted, rep.Rejected)
+	var ce *ingest.CheckError
 	switch {
+	case errors.As(err, &ce):
+		// A request decoded before it was checked, refused whole: as
+		// if its check had come first.
+		rep.Error = ce.Err.Error()
+		return http.StatusBadRequest
 	case errors.Is(err, ingest.ErrBodyTooLarge):
 		rep.Error = fmt.Sprintf("request body is larger than --max-request-size=%d bytes (after decompression)%s", s.cfg.MaxRequestBytes, kept)
 		return http.StatusRequestEntityTooLarge
@@ -443,13 +449,15 @@ func writeError(w http.ResponseWriter, code int, msg string) {
 // wholeSpec returns the insertSpec of a protocol whose requests are
 // decoded whole (protobuf, a JSON document): the body is read with
 // readWhole, decode checks it and returns the producer of its rows, which
-// become the lines stored for tenant t. decode may change the request's
+// become the lines stored for tenant t; or, returning a check too, leaves
+// the check for later (ingest.UncheckedRowReader: a request that fails it
+// is refused whole, 400 with check's error). decode may change the request's
 // parameters; _time_field is dropped, as rows carry their own time, and
 // the rows' own stream fields lose those ignore_fields and extra_fields
 // name (ingest.RowsParams), as in VictoriaLogs. A
 // request without rows succeeds. Call release once the request is
 // answered: it gives back the body's memory, which the rows alias.
-func (s *Server) wholeSpec(t segment.Tenant, decode func(data []byte, p *ingest.Params) (func(emit func(*ingest.Row) error) error, error)) (spec insertSpec, release func()) {
+func (s *Server) wholeSpec(t segment.Tenant, decode func(data []byte, p *ingest.Params) (rows func(emit func(*ingest.Row) error) error, check func() error, err error)) (spec insertSpec, release func()) {
 	var rel func()
 	release = func() {
 		if rel != nil {
@@ -464,11 +472,14 @@ func (s *Server) wholeSpec(t segment.Tenant, decode func(data []byte, p *ingest.
 				return nil, err
 			}
 			rel = r
-			rows, err := decode(data, p)
+			rows, check, err := decode(data, p)
 			if err != nil {
 				return nil, err
 			}
 			p.TimeField = ""
+			if check != nil {
+				return ingest.UncheckedRowReader(t, ingest.RowsParams(p, rows), check), nil
+			}
 			return ingest.RowReader(t, ingest.RowsParams(p, rows)), nil
 		},
 	}

@@ -34,7 +34,7 @@ func (s *Server) handleLoki(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	spec, release := s.wholeSpec(tenantOf(r), func(data []byte, p *ingest.Params) (func(func(*ingest.Row) error) error, error) {
+	spec, release := s.wholeSpec(tenantOf(r), func(data []byte, p *ingest.Params) (func(func(*ingest.Row) error) error, func() error, error) {
 		var req *loki.Request
 		var err error
 		if isJSON {
@@ -46,13 +46,13 @@ func (s *Server) handleLoki(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		if err != nil {
-			return nil, fmt.Errorf("cannot read the Loki push: %w", err)
+			return nil, nil, fmt.Errorf("cannot read the Loki push: %w", err)
 		}
 		opts.MsgFields, opts.HasStreamFields = p.MsgFields, len(p.StreamFields) > 0
 		// _msg_field applies to parsed messages only (above), as in
 		// VictoriaLogs.
 		p.MsgFields = nil
-		return func(emit func(*ingest.Row) error) error { return req.Rows(opts, emit) }, nil
+		return func(emit func(*ingest.Row) error) error { return req.Rows(opts, emit) }, nil, nil
 	})
 	defer release()
 	s.serveProtocol(w, r, &spec, "POST", func(code int, rep *insertReport) {

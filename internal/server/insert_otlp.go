@@ -24,22 +24,27 @@ import (
 func (s *Server) handleOTLP(w http.ResponseWriter, r *http.Request) {
 	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	isJSON := mt == "application/json"
-	spec, release := s.wholeSpec(tenantOf(r), func(data []byte, p *ingest.Params) (func(func(*ingest.Row) error) error, error) {
-		var req *otlp.Request
-		var err error
-		if isJSON {
-			req, err = otlp.DecodeJSON(data)
-		} else {
-			req, err = otlp.DecodeProtobuf(data)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("cannot read the OTLP logs request: %w", err)
-		}
-		// _msg_field never takes a resource attribute, as in
-		// VictoriaLogs.
-		rows := ingest.RenameMsgField(p.MsgFields, req.Rows)
+	spec, release := s.wholeSpec(tenantOf(r), func(data []byte, p *ingest.Params) (func(func(*ingest.Row) error) error, func() error, error) {
+		// _msg_field never takes a resource attribute, as in VictoriaLogs.
+		msgFields := p.MsgFields
 		p.MsgFields = nil
-		return rows, nil
+		if isJSON {
+			req, err := otlp.DecodeJSON(data)
+			if err != nil {
+				return nil, nil, fmt.Errorf("cannot read the OTLP logs request: %w", err)
+			}
+			return ingest.RenameMsgField(msgFields, req.Rows), nil, nil
+		}
+		// Protobuf: decoded before it is checked, so that a request whose
+		// rows fit in a few chunks is walked once; one that fails is
+		// refused whole all the same.
+		check := func() error {
+			if _, err := otlp.DecodeProtobuf(data); err != nil {
+				return fmt.Errorf("cannot read the OTLP logs request: %w", err)
+			}
+			return nil
+		}
+		return ingest.RenameMsgField(msgFields, otlp.Unchecked(data).Rows), check, nil
 	})
 	defer release()
 	s.serveProtocol(w, r, &spec, "POST", func(code int, rep *insertReport) {

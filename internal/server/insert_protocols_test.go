@@ -3,12 +3,14 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/klauspost/compress/snappy"
+	"github.com/spate-io/spate/internal/ingest/otlp"
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
@@ -186,5 +188,50 @@ func TestOTLPLogs(t *testing.T) {
 		default:
 			t.Errorf("%v", r)
 		}
+	}
+}
+
+// TestOTLPBadRecordLast sends OTLP protobuf requests whose last record is
+// malformed, after good ones: decoded before they are checked, they are
+// refused whole all the same, with the error the check gives, whether
+// their rows fit in the chunks held back (small), pass them (large), or
+// are rewritten as text (ignore_fields).
+func TestOTLPBadRecordLast(t *testing.T) {
+	s, ts := newTestServer(t, Config{})
+	u := ts.URL + "/insert/opentelemetry/v1/logs"
+	bad := []byte{0x0a, 0x02, 0x12, 0x05} // resource_logs{scope_logs: 5 bytes of 0}
+	small := append(otlpProtobuf("small", "one", "two"), bad...)
+	var msgs []string
+	for i := range 3000 {
+		msgs = append(msgs, fmt.Sprintf("%04d %s", i, strings.Repeat("m", 2000)))
+	}
+	large := append(otlpProtobuf("large", msgs...), bad...)
+	_, err := otlp.DecodeProtobuf(small)
+	if err == nil {
+		t.Fatal("the bad request decodes")
+	}
+	want := "cannot read the OTLP logs request: " + err.Error()
+	for _, c := range []struct {
+		name  string
+		query string
+		body  []byte
+	}{
+		{"small", "", small},
+		{"large", "", large},
+		{"small as text", "?ignore_fields=user", small},
+		{"large as text", "?ignore_fields=user", large},
+	} {
+		code, _, body := send(t, "POST", u+c.query, c.body, "Content-Type", "application/x-protobuf")
+		if code != 400 || !bytes.Contains(body, []byte(want)) {
+			t.Errorf("%s: %d %q, want 400 with %q", c.name, code, body, want)
+		}
+	}
+	// A good request afterwards is stored, and only it.
+	if code, _, body := send(t, "POST", u, otlpProtobuf("good", "ok"), "Content-Type", "application/x-protobuf"); code != 200 {
+		t.Fatalf("good: %d %q", code, body)
+	}
+	rows := fieldsOf(t, storedLines(t, s))
+	if len(rows) != 1 || rows[0]["_msg"] != "ok" {
+		t.Fatalf("%d rows stored, want the good one: %v", len(rows), rows)
 	}
 }

@@ -77,13 +77,25 @@ func DecodeProtobuf(body []byte) (*Request, error) {
 	return &Request{pb: body, records: d.records}, nil
 }
 
+// Unchecked returns the Request of body without checking it: its Rows
+// walks body for the first time, and returns the error DecodeProtobuf
+// would (after the rows before it), a malformed body never giving a row
+// past its first error. For callers that hold rows back until Rows
+// returns (ingest.UncheckedRowReader), so that a valid request is walked
+// once. Records returns -1. body must not be modified while the Request
+// is used.
+func Unchecked(body []byte) *Request {
+	return &Request{pb: body, records: -1}
+}
+
 // Records returns how many log records the request holds: the number of
-// Rows that Rows emits.
+// Rows that Rows emits; -1 for an Unchecked Request.
 func (r *Request) Records() int { return r.records }
 
 // Rows calls emit with one Row per log record, in request order, with the
 // Fields VictoriaLogs v1.52.1 stores for it (see the package comment), and
-// returns emit's first error, at which it stops. The *Row, its Fields and
+// returns emit's first error, at which it stops (or, for an Unchecked
+// Request, the request's first decoding error). The *Row, its Fields and
 // the strings of the Fields that are not in the request as such (numbers,
 // hex, base64, JSON, dotted names) are reused once emit returns: emit must
 // copy what it keeps. Cost: one pass over the request; it allocates only

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/spate-io/spate/internal/ingest"
@@ -343,9 +344,17 @@ func TestMalformed(t *testing.T) {
 		"huge length":              pb{0x0a, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01},
 		"field number over uint32": protowire.AppendVarint(protowire.AppendVarint(nil, 1<<33<<3), 1),
 		"trailing garbage in kv":   lr(rec(1, nil, append(kv("a", sv("b")), 0xff))),
+		// The first value of a repeated key loses to the second and is
+		// not rendered, but checked all the same.
+		"array kvlist repeated key":  attr(av(kvl(kv("k", pb(nil).varint(2, 3)), kv("k", sv("ok"))))),
+		"bad record after good ones": request(resourceLogs(nil, scopeLogs(nil, rec(1, sv("a")), rec(2, sv("b")), pb(nil).varint(5, 1)))),
 	} {
 		if _, err := DecodeProtobuf(body); err == nil {
 			t.Errorf("%s: no error for %x", name, body)
+		}
+		// Unchecked fails alike, wherever it is in its rows.
+		if err := Unchecked(body).Rows(func(*ingest.Row) error { return nil }); err == nil {
+			t.Errorf("%s: Unchecked: no error for %x", name, body)
 		}
 	}
 
@@ -398,11 +407,64 @@ func TestAppendResponse(t *testing.T) {
 	}
 }
 
+// TestUncheckedAgrees checks that Unchecked(body).Rows fails exactly when
+// DecodeProtobuf(body) does, and otherwise emits the checked request's
+// rows, over every prefix of some requests and every one-byte change of
+// them.
+func TestUncheckedAgrees(t *testing.T) {
+	bodies := []pb{richRequest(), goldenRequest(), benchRequest(3),
+		request(resourceLogs(nil, scopeLogs(nil, rec(1, av(kvl(kv("a", iv(1)), kv("a", sv("b")), kv("b", av(sv("x"), dv(1.5)))))))))}
+	n := 0
+	for _, body := range bodies {
+		for i := 0; i <= len(body); i++ {
+			agree(t, body[:i])
+			n++
+		}
+		for i := range body {
+			for _, c := range []byte{0x00, 0x01, 0x02, 0x05, 0x7f, 0x80, 0xff, body[i] ^ 0x08} {
+				b := append(pb(nil), body...)
+				b[i] = c
+				agree(t, b)
+				n++
+			}
+		}
+	}
+	t.Logf("%d bodies", n)
+}
+
+// agree fails t unless Unchecked(body) and DecodeProtobuf(body) agree.
+func agree(t *testing.T, body []byte) {
+	t.Helper()
+	req, err := DecodeProtobuf(body)
+	var got []string
+	uerr := Unchecked(body).Rows(func(r *ingest.Row) error {
+		got = append(got, fmt.Sprint(r.Time, r.Stream, r.Fields))
+		return nil
+	})
+	if (err == nil) != (uerr == nil) {
+		t.Fatalf("%x: DecodeProtobuf: %v; Unchecked: %v", body, err, uerr)
+	}
+	if err != nil {
+		return
+	}
+	var want []string
+	if err := req.Rows(func(r *ingest.Row) error {
+		want = append(want, fmt.Sprint(r.Time, r.Stream, r.Fields))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("%x: Unchecked rows %q, checked %q", body, got, want)
+	}
+}
+
 func FuzzDecodeProtobuf(f *testing.F) {
 	f.Add([]byte(richRequest()))
 	f.Add([]byte(goldenRequest()))
 	f.Add([]byte(request(resourceLogs(nil, scopeLogs(nil, rec(1, av(kvl(kv("a", iv(1)), kv("a", sv("b"))))))))))
 	f.Fuzz(func(t *testing.T, body []byte) {
+		agree(t, body)
 		req, err := DecodeProtobuf(body)
 		if err != nil {
 			return

@@ -226,6 +226,30 @@ func (d *decoder) objectJSON(b []byte, depth int) error {
 		}
 	}
 	d.buf = append(d.buf, '}')
+	// The values of repeated keys that lost to a later member were not
+	// rendered: check them as DecodeProtobuf does, so that Rows fails
+	// wherever the check fails (Unchecked requests rely on it).
+	for i, it := range items {
+		last := true
+		if places != nil {
+			last = places[str(it.key)][1] == i
+		} else {
+			for _, later := range items[i+1:] {
+				if bytes.Equal(later.key, it.key) {
+					last = false
+					break
+				}
+			}
+		}
+		if !last {
+			d.check = true
+			err := d.anyJSON(it.val, depth)
+			d.check = false
+			if err != nil {
+				return err
+			}
+		}
+	}
 	clear(d.kvs[start:])
 	d.kvs = d.kvs[:start]
 	return nil
