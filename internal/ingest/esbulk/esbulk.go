@@ -80,6 +80,11 @@ type Reader struct {
 	// lastIndex is the last item's _index, shared by the items after it
 	// that name the same.
 	lastIndex string
+	// lastAction is the last action line parsed (at most MaxActionBytes),
+	// lastItem what it gave.
+	lastAction []byte
+	lastItem   Item
+	haveLast   bool
 }
 
 // NewReader returns a Reader of the bulk body r.
@@ -224,11 +229,23 @@ func (r *Reader) step() {
 
 // parseAction reads an action line: one JSON object with one key, the
 // action, whose value is an object of its metadata.
+// Shippers mostly repeat one action line for every document of a bulk
+// ({"create":{"_index":"filebeat-8"}}): a line equal to the one before
+// gives the same Item without being parsed again.
 func (r *Reader) parseAction(line []byte) (Item, error) {
-	if it, ok := r.fastAction(line); ok {
-		return it, nil
+	if r.haveLast && bytes.Equal(line, r.lastAction) {
+		return r.lastItem, nil
 	}
-	return slowAction(line)
+	it, ok := r.fastAction(line)
+	if !ok {
+		var err error
+		if it, err = slowAction(line); err != nil {
+			return Item{}, err
+		}
+	}
+	r.lastAction = append(r.lastAction[:0], line...)
+	r.lastItem, r.haveLast = it, true
+	return it, nil
 }
 
 // slowAction is parseAction's slow path: anything but {"op":{...}} with a

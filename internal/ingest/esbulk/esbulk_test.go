@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -181,5 +183,40 @@ func TestFastActionMatchesSlow(t *testing.T) {
 		if ok && (err != nil || fast != slow) {
 			t.Errorf("%s: fast %+v, slow %+v %v", line, fast, slow, err)
 		}
+	}
+}
+
+// TestReaderRepeatedActions: an action line equal to the one before is
+// not parsed again, and gives what parsing it gives, also after other
+// lines, delete and update actions and documents.
+func TestReaderRepeatedActions(t *testing.T) {
+	actions := []string{`{"create":{"_index":"a"}}`, `{"create":{"_index":"a"}}`, `{"index":{"_index":"b","_id":"1"}}`,
+		`{"index":{"_index":"b","_id":"2"}}`, `{"create":{"_index":"a"}}`, `{"delete":{"_id":"3"}}`, `{"delete":{"_id":"3"}}`,
+		`{"update":{"_id":"4"}}`, `{ "create" : { "_index" : "a" } }`, `{"create":{"_index":"a"}}`, `{"create":{}}`, `{"create":{}}`}
+	var body strings.Builder
+	var want []Item
+	for i, a := range actions {
+		body.WriteString(a + "\n")
+		it, err := slowAction([]byte(a))
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch it.Op {
+		case Delete:
+			it.Err = "delete is not supported: logs are append-only"
+		case Update:
+			it.Err = "update is not supported: logs are append-only"
+			body.WriteString(`{"doc":{}}` + "\n")
+		default:
+			fmt.Fprintf(&body, `{"i":%d}`+"\n", i)
+		}
+		want = append(want, it)
+	}
+	r := NewReader(strings.NewReader(body.String()))
+	if _, err := io.ReadAll(r); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Items(); !slices.Equal(got, want) {
+		t.Fatalf("items\n%+v\nwant\n%+v", got, want)
 	}
 }
