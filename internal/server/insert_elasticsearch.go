@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spate-io/spate/internal/ingest"
@@ -66,10 +67,20 @@ func (s *Server) handleElasticsearch(w http.ResponseWriter, r *http.Request) {
 func (s *Server) handleESBulk(w http.ResponseWriter, r *http.Request, index string) {
 	start := time.Now()
 	var br *esbulk.Reader
+	defer func() {
+		if br != nil {
+			br.Reset(nil)
+			esReaders.Put(br)
+		}
+	}()
 	spec := insertSpec{
 		allErrors: true,
 		lines: func(b io.Reader, _ *ingest.Params) (io.Reader, error) {
-			br = esbulk.NewReader(b)
+			if br, _ = esReaders.Get().(*esbulk.Reader); br != nil {
+				br.Reset(b)
+			} else {
+				br = esbulk.NewReader(b)
+			}
 			return br, nil
 		},
 	}
@@ -109,9 +120,29 @@ func (s *Server) handleESBulk(w http.ResponseWriter, r *http.Request, index stri
 			}
 		}
 		w.WriteHeader(http.StatusOK)
-		w.Write(esbulk.AppendResponse(nil, time.Since(start).Milliseconds(), items, out))
+		bp, _ := esResponses.Get().(*[]byte)
+		if bp == nil {
+			bp = new([]byte)
+		}
+		*bp = esbulk.AppendResponse((*bp)[:0], time.Since(start).Milliseconds(), items, out)
+		w.Write(*bp)
+		if cap(*bp) <= maxPooledESResponse {
+			esResponses.Put(bp)
+		}
 	})
 }
+
+// esReaders and esResponses keep the bulk readers (a 64 KiB buffer and
+// the items' array each) and response buffers of requests answered, for
+// the next ones: a bulk of 1 MiB has thousands of items.
+var (
+	esReaders   sync.Pool
+	esResponses sync.Pool
+)
+
+// maxPooledESResponse bounds the response buffers kept: a huge bulk's
+// is left to the GC.
+const maxPooledESResponse = 4 << 20
 
 // esOutcomes says what became of each item: line k+1 of the lines the
 // pipeline was given is item k.

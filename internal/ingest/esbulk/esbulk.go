@@ -92,6 +92,24 @@ func NewReader(r io.Reader) *Reader {
 	return &Reader{br: bufio.NewReaderSize(r, MaxActionBytes)}
 }
 
+// Reset makes the Reader read the bulk body r, as NewReader(r) would, and
+// keeps its buffers: its read buffer, its items' array (the Items of the
+// body before are overwritten; an array of more than maxKeptItems is
+// dropped) and the last action line's Item.
+func (r *Reader) Reset(body io.Reader) {
+	items := r.items[:0]
+	if cap(items) > maxKeptItems {
+		items = nil
+	}
+	clear(r.items) // drop the strings for the GC
+	*r = Reader{br: r.br, items: items, lastIndex: r.lastIndex,
+		lastAction: r.lastAction, lastItem: r.lastItem, haveLast: r.haveLast}
+	r.br.Reset(body)
+}
+
+// maxKeptItems bounds the items' array a Reader keeps across Reset: 3.6 MB.
+const maxKeptItems = 1 << 16
+
 // Items returns the items read so far, in order; item k (0-based) is the
 // output's line k+1. Valid until the next Read.
 func (r *Reader) Items() []Item { return r.items }

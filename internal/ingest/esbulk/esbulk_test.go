@@ -220,3 +220,34 @@ func TestReaderRepeatedActions(t *testing.T) {
 		t.Fatalf("items\n%+v\nwant\n%+v", got, want)
 	}
 }
+
+// TestReaderReset: a Reader reset for another body reads it as a new one
+// does, output, items and errors, whatever the body before left.
+func TestReaderReset(t *testing.T) {
+	bodies := []string{
+		"{\"create\":{\"_index\":\"a\"}}\n{\"x\":1}\n{\"create\":{\"_index\":\"a\"}}\n{\"x\":2}\n",
+		"{\"index\":{\"_id\":\"7\"}}\n{\"y\":1}\n{\"delete\":{}}\n{\"create\":{\"_index\":\"a\"}}\n",
+		"{\"create\":{\"_index\":\"a\"}}\n" + strings.Repeat("z", 100000) + "\n",
+		"not an action\n{}\n",
+		"{\"create\":{\"_index\":\"b\"}}\n{\"x\":3}",
+		"",
+	}
+	var reused Reader
+	for round := range 2 {
+		for i, body := range bodies {
+			fresh := NewReader(strings.NewReader(body))
+			wantOut, wantErr := io.ReadAll(fresh)
+			if reused.br == nil {
+				reused = *NewReader(strings.NewReader(body))
+			} else {
+				reused.Reset(strings.NewReader(body))
+			}
+			gotOut, gotErr := io.ReadAll(&reused)
+			if !bytes.Equal(gotOut, wantOut) || fmt.Sprint(gotErr) != fmt.Sprint(wantErr) ||
+				!slices.Equal(reused.Items(), fresh.Items()) || fmt.Sprint(reused.Syntax()) != fmt.Sprint(fresh.Syntax()) {
+				t.Fatalf("round %d body %d: reset reader gave %q %v %+v, a new one %q %v %+v",
+					round, i, gotOut, gotErr, reused.Items(), wantOut, wantErr, fresh.Items())
+			}
+		}
+	}
+}
