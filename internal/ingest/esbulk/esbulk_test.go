@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -250,4 +251,67 @@ func TestReaderReset(t *testing.T) {
 			}
 		}
 	}
+}
+
+// readChunks reads r through a buffer of n bytes, as the pipeline reads
+// it through its chunk buffers.
+func readChunks(r io.Reader, n int) ([]byte, error) {
+	var out []byte
+	buf := make([]byte, n)
+	for {
+		m, err := r.Read(buf)
+		out = append(out, buf[:m]...)
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+	}
+}
+
+// sameAsSlow fails t unless body reads the same with and without the fast
+// path (output, items, error), through buffers of n bytes, also after a
+// Reset from before.
+func sameAsSlow(t *testing.T, prev, body string, n int) {
+	t.Helper()
+	fast := NewReader(strings.NewReader(prev))
+	readChunks(fast, n)
+	fast.Reset(strings.NewReader(body))
+	slow := NewReader(strings.NewReader(body))
+	slow.slowOnly = true
+	gotOut, gotErr := readChunks(fast, n)
+	wantOut, wantErr := readChunks(slow, n)
+	if !bytes.Equal(gotOut, wantOut) || fmt.Sprint(gotErr) != fmt.Sprint(wantErr) || !slices.Equal(fast.Items(), slow.Items()) {
+		t.Fatalf("after %q, %q through %d bytes: fast %q %v %+v; slow %q %v %+v", prev, body, n, gotOut, gotErr, fast.Items(), wantOut, wantErr, slow.Items())
+	}
+}
+
+// TestReaderFast: the fast path reads every body as step alone does.
+func TestReaderFast(t *testing.T) {
+	pieces := []string{`{"create":{"_index":"a"}}` + "\n", `{"create":{}}` + "\n", `{"index":{}}` + "\n", `{"delete":{}}` + "\n",
+		`{"update":{}}` + "\n", "\n", " \n", `{"x":1}` + "\n", `{"y":"` + strings.Repeat("y", 70000) + `"}` + "\n",
+		` {"z":1}` + "\n", "[1]\n", `{"create":{}}`, `{"w":2}`, `{"create":{}}{"v":3}` + "\n", "\r\n"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 3000 {
+		var b strings.Builder
+		for range rng.IntN(30) {
+			if rng.IntN(3) > 0 { // mostly action and document pairs
+				b.WriteString(pieces[rng.IntN(3)])
+				b.WriteString(pieces[7])
+				continue
+			}
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		prev := []string{"", `{"create":{}}`, "{\"create\":{}}\n{\"a\":1}\n"}[rng.IntN(3)]
+		sameAsSlow(t, prev, b.String(), []int{1, 7, 64, 4096, 1 << 20}[rng.IntN(5)])
+	}
+}
+
+func FuzzReaderFast(f *testing.F) {
+	f.Add("", "{\"create\":{}}\n{\"a\":1}\n{\"create\":{}}\n{\"b\":2}\n", 5)
+	f.Add(`{"create":{}}`, "{\"create\":{}}{\"a\":1}\n", 64)
+	f.Fuzz(func(t *testing.T, prev, body string, n int) {
+		sameAsSlow(t, prev, body, 1+min(max(n, 0), 1<<16))
+	})
 }
