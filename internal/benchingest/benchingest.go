@@ -62,6 +62,13 @@ type Config struct {
 	Gzip       bool   // send each body gzip-compressed (compressed before the run)
 	Token      string // sent as "Authorization: Bearer Token" when set
 	Seed       uint64 // seed of the generated data (internal/gen)
+	// Warm, when > 0, is how many bytes to write to a file in WarmDir (the
+	// system temp dir when "") and delete just before the clock starts, so
+	// that the run writes into page-cache pages just freed: on a VM the
+	// first touch of a page costs several times its reuse, and a run would
+	// otherwise be faster after another's data was deleted than first.
+	Warm    int64
+	WarmDir string
 	// Input, when set, is a file of NDJSON lines sent instead of generated
 	// ones: its first PoolBytes, in whole lines, are the pool. Seed is then
 	// not used. The lines go as they are to jsonline and elasticsearch;
@@ -105,8 +112,8 @@ func (c *Config) setDefaults() error {
 		c.Timeout = time.Minute
 	}
 	switch {
-	case c.Clients < 0 || c.Duration < 0 || c.Volume < 0 || c.BatchBytes < 0 || c.PoolBytes < 0 || c.MaxBackoff < 0 || c.MaxErrors < 0 || c.Timeout < 0:
-		return errors.New("clients, duration, volume, batch bytes, pool bytes, backoff, errors and timeout must not be negative")
+	case c.Clients < 0 || c.Duration < 0 || c.Volume < 0 || c.BatchBytes < 0 || c.PoolBytes < 0 || c.MaxBackoff < 0 || c.MaxErrors < 0 || c.Timeout < 0 || c.Warm < 0:
+		return errors.New("clients, duration, volume, batch bytes, pool bytes, backoff, errors, timeout and warm must not be negative")
 	case c.URL == "":
 		return errors.New("no URL to send to")
 	}
@@ -127,13 +134,15 @@ type Result struct {
 	DurationSec float64  `json:"duration_sec,omitempty"` // asked for (duration mode)
 	Volume      int64    `json:"volume,omitempty"`       // asked for (volume mode)
 
-	PoolBytes    int64   `json:"pool_bytes"`     // distinct data generated before the run
-	PoolLines    int64   `json:"pool_lines"`     // lines in it
-	Bodies       int     `json:"bodies"`         // bodies it was split into
-	AvgLineBytes float64 `json:"avg_line_bytes"` // PoolBytes / PoolLines, '\n' included
-	AvgBodyBytes float64 `json:"avg_body_bytes"` // raw
-	AvgWireBytes float64 `json:"avg_wire_bytes"` // as sent: compressed with Gzip
-	GenSec       float64 `json:"gen_sec"`        // generating (and compressing) the pool, before the clock
+	PoolBytes    int64   `json:"pool_bytes"`           // distinct data generated before the run
+	PoolLines    int64   `json:"pool_lines"`           // lines in it
+	Bodies       int     `json:"bodies"`               // bodies it was split into
+	AvgLineBytes float64 `json:"avg_line_bytes"`       // PoolBytes / PoolLines, '\n' included
+	AvgBodyBytes float64 `json:"avg_body_bytes"`       // raw
+	AvgWireBytes float64 `json:"avg_wire_bytes"`       // as sent: compressed with Gzip
+	GenSec       float64 `json:"gen_sec"`              // generating (and compressing) the pool, before the clock
+	WarmBytes    int64   `json:"warm_bytes,omitempty"` // written and deleted before the clock (Config.Warm)
+	WarmSec      float64 `json:"warm_sec,omitempty"`   // how long that took
 	// PlannedLines and PlannedBytes are what a volume-mode run sends; after
 	// a run without failures, AcceptedLines+RejectedLines equals
 	// PlannedLines. 0 in duration mode.
@@ -211,6 +220,15 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	progressf(cfg.Progress, "bench ingest: generated %.1f MB, %d lines in %d bodies of %.0f KB (%.0f KB sent) in %.1fs\n",
 		float64(res.PoolBytes)/1e6, res.PoolLines, res.Bodies, res.AvgBodyBytes/1e3, res.AvgWireBytes/1e3, res.GenSec)
+
+	if cfg.Warm > 0 {
+		d, err := warmPageCache(cfg.WarmDir, cfg.Warm)
+		if err != nil {
+			return res, err
+		}
+		res.WarmBytes, res.WarmSec = cfg.Warm, d.Seconds()
+		progressf(cfg.Progress, "bench ingest: wrote and deleted %.1f MB to warm the page cache in %.1fs\n", float64(cfg.Warm)/1e6, d.Seconds())
+	}
 
 	if cfg.Protocol == Syslog {
 		if cfg.Gzip {

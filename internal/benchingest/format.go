@@ -29,6 +29,9 @@ func WriteTable(w io.Writer, res *Result) error {
 	if res.Input != "" {
 		from = "from " + res.Input
 	}
+	if res.WarmBytes > 0 {
+		from += fmt.Sprintf("; page cache warmed with %.1f MB", float64(res.WarmBytes)/1e6)
+	}
 	fmt.Fprintf(w, "spate bench ingest: %s, %d clients, %s\n", res.URL, res.Clients, mode)
 	fmt.Fprintf(w, "bodies: %.0f KB raw on average (target %d B), %.0f KB sent, gzip %s; %d distinct bodies holding %.1f MB, %d lines of %.0f B on average (%s)\n\n",
 		res.AvgBodyBytes/1e3, res.BatchBytes, res.AvgWireBytes/1e3, gz, res.Bodies, float64(res.PoolBytes)/1e6, res.PoolLines, res.AvgLineBytes, from)

@@ -36,6 +36,7 @@ type benchIngestOpts struct {
 	tokenFile    string
 	seed         uint64
 	input        string
+	warm         sizeFlag
 	dir          string
 	keep         bool
 	serveArgs    []string
@@ -118,6 +119,12 @@ sent), so that none pays for another's background work, and adds a table
 of their MB/s, each over the first's, with the bytes the server stored per
 byte sent and its CPU seconds per GB sent (from its /metrics).
 
+On a VM, writing into page-cache pages the machine never touched costs
+several times more than reusing pages just freed, so a run right after
+another's data was deleted is the faster one. --warm SIZE writes and
+deletes SIZE bytes (at least what the run stores) before each run's clock
+starts, so that every run starts alike.
+
 The load generator shares the machine with a spawned server: the report
 shows the CPU time of both (the server's from its /metrics), so you can see
 when the two compete for cores.
@@ -135,8 +142,9 @@ sending to reading the reply; peak RSS in MB (1e6 bytes).`,
   # exactly 1 GiB of logs, gzip-compressed, 16 clients, as JSON
   spate bench ingest --volume 1GiB --gzip --clients 16 --json > ingest.json
 
-  # the shippers' protocols against /insert/jsonline, same lines, same server
-  spate bench ingest --volume 512MiB --protocol jsonline,elasticsearch,loki,otlp
+  # the shippers' protocols against /insert/jsonline, same lines, each
+  # on warm pages
+  spate bench ingest --volume 512MiB --protocol jsonline,elasticsearch,loki,otlp --warm 1GiB
 
   # VictoriaLogs (or any server with these endpoints) with the same load
   spate bench ingest --url http://127.0.0.1:9428 --protocol jsonline,loki
@@ -160,6 +168,7 @@ sending to reading the reply; peak RSS in MB (1e6 bytes).`,
 	f.StringVar(&o.fsync, "fsync", o.fsync, "the server's fsync mode: batch, interval or never; passed to a spawned server, and picks the --compare-write mode")
 	f.StringVar(&o.tokenFile, "token-file", "", "send the first token in this file (one per line, as for serve --auth-token-file) as Authorization: Bearer TOKEN; a spawned server gets the file as its --auth-token-file")
 	f.Uint64Var(&o.seed, "seed", 1, "seed of the generated logs")
+	f.Var(&o.warm, "warm", "before each run, once its bodies are made, write this many bytes to a file in --dir and delete it, so that every run writes into page-cache pages just freed (e.g. 2GiB; a VM's first touch of a page costs several times its reuse)")
 	f.StringVar(&o.input, "input", "", "send the lines of this NDJSON file instead of generated logs: its first 256 MiB at most (64 MiB with --duration), cycled; protocols other than jsonline and elasticsearch need each line to be a JSON object")
 	f.StringVar(&o.dir, "dir", "", "where the spawned server's data directory and the --compare-write files go (default: the system temp dir, "+os.TempDir()+")")
 	f.BoolVar(&o.keep, "keep", false, "keep the spawned server's data directory")
@@ -370,6 +379,9 @@ func (o *benchIngestOpts) config() (benchingest.Config, error) {
 	if o.volume < 0 {
 		return zero, usagef("--volume must not be negative")
 	}
+	if o.warm < 0 {
+		return zero, usagef("--warm must not be negative")
+	}
 	if o.batchSize < 1 || o.batchSize > 1<<30 {
 		return zero, usagef("--batch-size must be between 1 byte and 1GiB")
 	}
@@ -396,6 +408,8 @@ func (o *benchIngestOpts) config() (benchingest.Config, error) {
 		Gzip:       o.gzip,
 		Seed:       o.seed,
 		Input:      o.input,
+		Warm:       int64(o.warm),
+		WarmDir:    o.dir,
 	}
 	if o.tokenFile != "" {
 		tok, err := firstToken(o.tokenFile)

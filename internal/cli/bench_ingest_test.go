@@ -187,6 +187,31 @@ func TestBenchIngestUsageErrors(t *testing.T) {
 	f("--seed and --input exclude each other", "--seed", "2", "--input", empty)
 }
 
+// TestBenchIngestWarm: --warm writes and deletes its bytes in --dir before
+// the run, and the report says so.
+func TestBenchIngestWarm(t *testing.T) {
+	url := newFakeIngest(t, &fakeIngest{})
+	dir := t.TempDir()
+	code, out, stderr := runCLI(t, "bench", "ingest", "--url", url, "--volume", "64KiB", "--warm", "3MiB", "--dir", dir, "--json", "-q")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var rep benchIngestReport
+	if err := json.Unmarshal(out, &rep); err != nil {
+		t.Fatalf("--json output: %v\n%s", err, out)
+	}
+	if rep.Ingest.WarmBytes != 3<<20 || rep.Ingest.WarmSec <= 0 {
+		t.Fatalf("warm %d bytes in %gs", rep.Ingest.WarmBytes, rep.Ingest.WarmSec)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Fatalf("left in --dir: %v", left)
+	}
+	code, _, stderr = runCLI(t, "bench", "ingest", "--url", url, "--volume", "64KiB", "--warm", "1MiB", "--dir", filepath.Join(dir, "absent"), "-q")
+	if code != ExitFailure || !strings.Contains(stderr, "cannot warm the page cache") {
+		t.Fatalf("a missing --dir: exit %d, %s", code, stderr)
+	}
+}
+
 // TestBenchIngestInput sends a file's lines: the server receives them as
 // they are, cycled to the volume, and the report names the file.
 func TestBenchIngestInput(t *testing.T) {
