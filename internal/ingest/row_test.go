@@ -268,6 +268,30 @@ func (s *daySink) String() string {
 // onlyReader hides the type of a RowReader, so that Ingest reads its text.
 type onlyReader struct{ io.Reader }
 
+// ingestRows ingests the rows of rr with p into sink, as Ingest takes them
+// (direct) or as text, and fails t (naming what) unless every reservation
+// is given back and the Result's accepted lines are the ones stored.
+func ingestRows(t *testing.T, p *Pipeline, rr io.ReadCloser, direct bool, hint int64, sink *daySink, tenant segment.Tenant, what string) Result {
+	t.Helper()
+	var body io.Reader = rr
+	if !direct {
+		body = onlyReader{rr}
+	}
+	tk, ok := p.Admit(hint)
+	if !ok {
+		t.Fatal("Admit refused an idle pipeline")
+	}
+	res := p.Ingest(context.Background(), tk, &Request{Body: body, Sink: sink, Tenant: tenant})
+	rr.Close()
+	if p.MemoryUsed() != 0 {
+		t.Fatalf("%s: %d bytes still reserved", what, p.MemoryUsed())
+	}
+	if res.Accepted != sink.lines {
+		t.Fatalf("%s: %d accepted, %d stored", what, res.Accepted, sink.lines)
+	}
+	return res
+}
+
 // TestIngestRowsDirect checks that rows taken directly from a RowReader are
 // stored exactly as their text would be: the same lines, days, streams
 // and times, the same results and errors, over chunk sizes, size hints
@@ -317,23 +341,7 @@ func TestIngestRowsDirect(t *testing.T) {
 			p := newTestPipeline(t, cfg)
 			sink := &daySink{fail: sinkFail}
 			tenant := segment.Tenant{AccountID: 7}
-			rr := RowReader(tenant, decode)
-			var body io.Reader = rr
-			if !direct {
-				body = onlyReader{rr}
-			}
-			tk, ok := p.Admit(hint)
-			if !ok {
-				t.Fatal("Admit refused an idle pipeline")
-			}
-			res := p.Ingest(context.Background(), tk, &Request{Body: body, Sink: sink, Tenant: tenant})
-			rr.Close()
-			if p.MemoryUsed() != 0 {
-				t.Fatalf("trial %d direct %v: %d bytes still reserved", trial, direct, p.MemoryUsed())
-			}
-			if res.Accepted != sink.lines {
-				t.Fatalf("trial %d direct %v: %d accepted, %d stored", trial, direct, res.Accepted, sink.lines)
-			}
+			res := ingestRows(t, p, RowReader(tenant, decode), direct, hint, sink, tenant, fmt.Sprintf("trial %d direct %v", trial, direct))
 			return res, sink
 		}
 		res, sink := run(true)
@@ -504,24 +512,8 @@ func TestIngestUnchecked(t *testing.T) {
 			return nil
 		}
 		run := func(rr io.ReadCloser, direct bool) (Result, *daySink) {
-			p := newTestPipeline(t, cfg)
 			sink := &daySink{}
-			var body io.Reader = rr
-			if !direct {
-				body = onlyReader{rr}
-			}
-			tk, ok := p.Admit(-1)
-			if !ok {
-				t.Fatal("Admit refused an idle pipeline")
-			}
-			res := p.Ingest(context.Background(), tk, &Request{Body: body, Sink: sink})
-			rr.Close()
-			if p.MemoryUsed() != 0 {
-				t.Fatalf("trial %d direct %v: %d bytes still reserved", trial, direct, p.MemoryUsed())
-			}
-			if res.Accepted != sink.lines {
-				t.Fatalf("trial %d direct %v: %d accepted, %d stored", trial, direct, res.Accepted, sink.lines)
-			}
+			res := ingestRows(t, newTestPipeline(t, cfg), rr, direct, -1, sink, segment.Tenant{}, fmt.Sprintf("trial %d direct %v", trial, direct))
 			return res, sink
 		}
 		for _, direct := range []bool{true, false} {
