@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -557,5 +558,71 @@ func TestIngestUnchecked(t *testing.T) {
 	}
 	if big < 5 || once < 5 {
 		t.Fatalf("only %d valid requests were checked for their size and %d walked once", big, once)
+	}
+}
+
+// TestIngestUncheckedConcurrent runs unchecked requests, valid and not, at
+// once on a pipeline with room for three chunks: no request may wait for
+// memory while it holds chunks back (that could deadlock the others), and
+// every valid request is stored whole, every invalid one not at all.
+func TestIngestUncheckedConcurrent(t *testing.T) {
+	p := newTestPipeline(t, Config{Workers: 2, ChunkBytes: 512, MaxLineBytes: 200, MemoryBytes: 3 * 2 * 512})
+	sink := &daySink{}
+	var wg sync.WaitGroup
+	var stored, refused atomic.Int64
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(g), 9))
+			for range 40 {
+				n := 1 + rng.IntN(60)
+				bad := rng.IntN(3) == 0
+				decode := func(emit func(*Row) error) error {
+					for i := range n {
+						r := Row{Stream: -1, Time: time.Date(2026, 1, 1, 0, 0, 0, i, time.UTC).UnixNano(),
+							Fields: []Field{{"g", fmt.Sprint(g)}, {"_msg", strings.Repeat("m", 20+rng.IntN(100))}}}
+						if err := emit(&r); err != nil {
+							return err
+						}
+					}
+					if bad {
+						return errors.New("bad varint")
+					}
+					return nil
+				}
+				check := func() error {
+					if bad {
+						return errors.New("bad request")
+					}
+					return nil
+				}
+				tk, ok := p.Admit(-1)
+				for !ok { // full: the server's 429; the client retries
+					time.Sleep(time.Millisecond)
+					tk, ok = p.Admit(-1)
+				}
+				res := p.Ingest(context.Background(), tk, &Request{Body: UncheckedRowReader(segment.Tenant{}, decode, check), Sink: sink})
+				var ce *CheckError
+				switch {
+				case bad && errors.As(res.Err, &ce) && res.Accepted == 0:
+					refused.Add(1)
+				case !bad && res.Err == nil && res.Accepted == int64(n):
+					stored.Add(res.Accepted)
+				default:
+					t.Errorf("bad %v, %d rows: %+v", bad, n, res)
+				}
+			}
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("requests still waiting after 60s: deadlock")
+	}
+	if sink.lines != stored.Load() || p.MemoryUsed() != 0 || refused.Load() == 0 {
+		t.Fatalf("%d lines stored, %d accepted, %d refused, %d bytes still reserved", sink.lines, stored.Load(), refused.Load(), p.MemoryUsed())
 	}
 }
