@@ -667,10 +667,7 @@ func envInt(name string, def int) int {
 // shippers' protocols (see shipCase). It runs when SPATE_VICTORIALOGS
 // names a VictoriaLogs v1.52.1 binary.
 func TestShipperRandomHTTP(t *testing.T) {
-	vlBin := os.Getenv("SPATE_VICTORIALOGS")
-	if vlBin == "" {
-		t.Skip("set SPATE_VICTORIALOGS to a victoria-logs v1.52.1 binary")
-	}
+	vlBin := victoriaLogsBin(t)
 	n := envInt("SPATE_SHIPDIFF_N", 40)
 	seed := envInt("SPATE_SHIPDIFF_SEED", 1)
 	g := &shipGen{r: rand.New(rand.NewPCG(uint64(seed), 7))}

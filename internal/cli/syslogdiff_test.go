@@ -473,10 +473,7 @@ func shortRows(rows []string) []string {
 // ingest (see sysCase). It runs when SPATE_VICTORIALOGS names a
 // VictoriaLogs v1.52.1 binary.
 func TestShipperSyslogRandom(t *testing.T) {
-	vlBin := os.Getenv("SPATE_VICTORIALOGS")
-	if vlBin == "" {
-		t.Skip("set SPATE_VICTORIALOGS to a victoria-logs v1.52.1 binary")
-	}
+	vlBin := victoriaLogsBin(t)
 	n := envInt("SPATE_SYSLOGDIFF_N", 120)
 	seed := envInt("SPATE_SYSLOGDIFF_SEED", 1)
 	const tz, lineMax = "Etc/GMT-3", 256 << 10

@@ -36,10 +36,7 @@ import (
 // them (to look for new ones by hand). It runs when SPATE_VICTORIALOGS
 // names the binary.
 func TestVictoriaLogsLines(t *testing.T) {
-	vlBin := os.Getenv("SPATE_VICTORIALOGS")
-	if vlBin == "" {
-		t.Skip("set SPATE_VICTORIALOGS to a victoria-logs v1.52.1 binary")
-	}
+	vlBin := victoriaLogsBin(t)
 	requests := envInt("SPATE_LINEDIFF_REQUESTS", 150)
 	seed := uint64(envInt("SPATE_LINEDIFF_SEED", 1))
 	explore := os.Getenv("SPATE_LINEDIFF_EXPLORE") == "1"

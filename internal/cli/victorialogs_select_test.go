@@ -520,10 +520,7 @@ func oracleGenLines(n int, apps []string, word string) []byte {
 // binary; the vlogscli part needs SPATE_VLOGSCLI too (.ci/run installs
 // both).
 func TestVictoriaLogsSelectOracle(t *testing.T) {
-	vlBin := os.Getenv("SPATE_VICTORIALOGS")
-	if vlBin == "" {
-		t.Skip("set SPATE_VICTORIALOGS to a victoria-logs v1.52.1 binary")
-	}
+	vlBin := victoriaLogsBin(t)
 	casesPath := filepath.Join(conformanceDir, "cases.jsonl")
 	logs, err := os.ReadFile(filepath.Join(conformanceDir, "logs.ndjson"))
 	if err != nil {

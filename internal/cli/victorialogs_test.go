@@ -117,11 +117,19 @@ func vlQuery(t *testing.T, u, q, account, project string) []map[string]string {
 // and that stream filters over spate's data directory count what
 // VictoriaLogs counts. It runs when SPATE_VICTORIALOGS names the binary
 // (.ci/run installs it).
-func TestVictoriaLogsOracle(t *testing.T) {
-	vlBin := os.Getenv("SPATE_VICTORIALOGS")
-	if vlBin == "" {
+// victoriaLogsBin returns the VictoriaLogs v1.52.1 binary that
+// SPATE_VICTORIALOGS names, or skips t when it is unset.
+func victoriaLogsBin(t *testing.T) string {
+	t.Helper()
+	bin := os.Getenv("SPATE_VICTORIALOGS")
+	if bin == "" {
 		t.Skip("set SPATE_VICTORIALOGS to a victoria-logs v1.52.1 binary")
 	}
+	return bin
+}
+
+func TestVictoriaLogsOracle(t *testing.T) {
+	vlBin := victoriaLogsBin(t)
 	vl := startVictoriaLogs(t, vlBin)
 	dir := t.TempDir()
 	srv := startServe(t, dir)
